@@ -1,0 +1,46 @@
+# halluscope: `make demo` and `make test` are the two set-up commands (see README.md).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= 8
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint paper dvc-yaml bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Pinned install; torch==2.13.0 so pip takes the CPU build. Re-run when the lock changes.
+$(STAMP): $(BIN)/python requirements.lock pyproject.toml
+	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -r requirements.lock
+	$(BIN)/pip install --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
+
+test: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests scripts benchmarks
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
+
+paper: demo
+	cd paper && pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null && \
+		pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null
+	@echo "paper/main.pdf"
+
+dvc-yaml: $(STAMP)
+	$(BIN)/python scripts/write_dvc_yaml.py
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_caos.py
+
+clean:
+	rm -rf results logs .snakemake

@@ -1,0 +1,27 @@
+# halluscope workflow: wiring only. Stage logic lives in rules/*.smk and src/halluscope.
+# Run: snakemake --cores 8 results/tables/   (see README.md)
+import sys
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+configfile: "params.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/generate.smk"
+include: "rules/extract.smk"
+include: "rules/oracle.smk"
+include: "rules/embed.smk"
+include: "rules/score.smk"
+include: "rules/figures.smk"
+include: "rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "results/tables",
+        caos_figure_files(),

@@ -1,0 +1,21 @@
+rule data_items:
+    """Export the dataset's images and per-image ground truth (items.jsonl)."""
+    input:
+        annotations=config["data"]["annotations"],
+    output:
+        items="results/data/{dataset}/items.jsonl",
+        images=directory("results/data/{dataset}/images"),
+    params:
+        dataset="{dataset}",
+    log:
+        "logs/data/{dataset}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-data --dataset {params.dataset} "
+        "--annotations {input.annotations} --items {output.items} --images {output.images} "
+        "> {log} 2>&1"
+
+
+rule data_all:
+    """DVC stage target: every data artifact."""
+    input:
+        f"results/data/{DATASET}/items.jsonl",

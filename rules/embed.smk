@@ -1,0 +1,23 @@
+rule embed:
+    """Vectors for every object name, GT object and frequent object of the dataset."""
+    input:
+        objects=object_files(),
+        items="results/data/{dataset}/items.jsonl",
+    output:
+        vectors="results/embeddings/{dataset}/{embedder}.npz",
+        missing="results/embeddings/{dataset}/{embedder}.missing.json",
+    params:
+        spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
+        frequent=json_arg(config["caos"]["frequent"]),
+    log:
+        "logs/embed/{dataset}/{embedder}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-embed --embedder-id {wildcards.embedder} --spec {params.spec} "
+        "--frequent {params.frequent} --items {input.items} --out {output.vectors} "
+        "--missing {output.missing} {input.objects} > {log} 2>&1"
+
+
+rule embed_all:
+    """DVC stage target: every embedding file."""
+    input:
+        expand("results/embeddings/{dataset}/{embedder}.npz", dataset=DATASET, embedder=EMBEDDERS),

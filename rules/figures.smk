@@ -1,0 +1,31 @@
+rule figure:
+    """One CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes)."""
+    input:
+        summary=f"results/scores/{DATASET}/summary.csv",
+        objects=f"results/scores/{DATASET}/objects.csv",
+    output:
+        pdf="results/figures/{figure}.pdf",
+        png="results/figures/{figure}.png",
+    wildcard_constraints:
+        figure="|".join(CAOS_FIGURES),
+    params:
+        dpi=config["figures"]["dpi"],
+        exclude_top=config["figures"]["subsets_exclude_top"],
+        frequent=json_arg(config["caos"]["frequent"]),
+        k=config["caos"]["k"],
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+    log:
+        "logs/figures/{figure}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-figure --figure {wildcards.figure} "
+        "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
+        "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
+        "--table1 {params.table1} --embedders {params.embedders} "
+        "--out-stem results/figures/{wildcards.figure} > {log} 2>&1"
+
+
+rule figures_all:
+    """DVC stage target: every figure."""
+    input:
+        caos_figure_files(),

@@ -1,0 +1,28 @@
+rule generate:
+    """Caption every image with one model and one instruction, through the response cache."""
+    input:
+        items="results/data/{dataset}/items.jsonl",
+    output:
+        "results/responses/{dataset}/{model}/{instruction}.jsonl",
+    params:
+        model=lambda wc: json_arg(config["models"][wc.model]),
+        instruction=lambda wc: json_arg(config["instructions"][wc.instruction]),
+        generation=json_arg(
+            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
+        ),
+        template_version=config["generate"]["template_version"],
+        cache_mode=config["generate"]["cache_mode"],
+    log:
+        "logs/generate/{dataset}/{model}/{instruction}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-generate --items {input.items} --model-id {wildcards.model} "
+        "--model {params.model} --instruction-id {wildcards.instruction} "
+        "--instruction {params.instruction} --generation {params.generation} "
+        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
+
+
+rule generate_all:
+    """DVC stage target: every response file."""
+    input:
+        response_files(),

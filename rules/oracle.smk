@@ -1,0 +1,20 @@
+rule oracle:
+    """Presence decision for every out-of-domain object (demo: from the authored annotations)."""
+    input:
+        objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
+        items="results/data/{dataset}/items.jsonl",
+    output:
+        "results/oracle/{dataset}/{model}/{instruction}.jsonl",
+    params:
+        method=config["oracle"]["method"],
+    log:
+        "logs/oracle/{dataset}/{model}/{instruction}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-oracle --objects {input.objects} --items {input.items} "
+        "--method {params.method} --out {output} > {log} 2>&1"
+
+
+rule oracle_all:
+    """DVC stage target: every oracle file."""
+    input:
+        oracle_files(),

@@ -1,0 +1,38 @@
+rule caos_tables:
+    """CAOS Tables 1-2 and the ratio table as booktabs LaTeX."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+    output:
+        table1="results/report/{dataset}/caos_table1.tex",
+        table2="results/report/{dataset}/caos_table2.tex",
+        ratios="results/report/{dataset}/caos_ratios.tex",
+    params:
+        decimals=config["tables"]["decimals"],
+        k=config["caos"]["k"],
+        models=json_arg(MODELS),
+        instructions=json_arg(INSTRUCTIONS),
+        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+    log:
+        "logs/tables/{dataset}.log",
+    shell:
+        "{PY} -m halluscope.cli stage-tables --summary {input.summary} "
+        "--decimals {params.decimals} --k {params.k} --models {params.models} "
+        "--instructions {params.instructions} --embedders {params.embedders} "
+        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+
+
+# Exactly one rule owns results/tables (Snakemake resolves `results/tables/` to it); it assembles
+# the per-benchmark tables written elsewhere.
+rule tables:
+    """Assemble every generated LaTeX table into results/tables/."""
+    input:
+        expand(
+            "results/report/{dataset}/{name}.tex",
+            dataset=DATASET, name=["caos_table1", "caos_table2", "caos_ratios"],
+        ),
+    output:
+        directory("results/tables"),
+    log:
+        "logs/tables/assemble.log",
+    shell:
+        "{PY} -m halluscope.cli stage-assemble --out-dir {output} {input} > {log} 2>&1"

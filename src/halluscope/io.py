@@ -1,0 +1,133 @@
+"""File input/output shared by every stage.
+
+Artifacts are written to a temporary file in the target folder and renamed into place, so an
+interrupted job never leaves a half-written file that looks complete. JSON is written with sorted
+keys and no timestamps so that identical inputs give byte-identical artifacts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+class InputError(ValueError):
+    """Bad input: the message names the file, the line or record, and what was expected."""
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON for artifacts: sorted keys, UTF-8 kept, no trailing spaces."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write one JSON document (indented, sorted keys) atomically."""
+    atomic_write_text(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
+    """Write JSON lines atomically, one record per line, in the given order."""
+    atomic_write_text(path, "".join(dumps(r) + "\n" for r in records))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: not valid UTF-8 (byte {err.start}); expected a UTF-8 text file"
+        ) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the JSON objects of a JSONL file; errors name the file and the line number."""
+    path = Path(path)
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                f"{path}:{number}: malformed JSON ({err.msg} at column {err.colno}); "
+                "expected one JSON object per line"
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        yield record
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read a whole JSONL file (see :func:`iter_jsonl`)."""
+    return list(iter_jsonl(path))
+
+
+def read_json_records(path: str | Path) -> list[Any]:
+    """Read a JSON array, a JSONL file or concatenated JSON documents (the POPE caption files)."""
+    path = Path(path)
+    text = _read_text(path)
+    decoder = json.JSONDecoder()
+    records: list[Any] = []
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index >= len(text):
+            break
+        try:
+            obj, index = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as err:
+            line = text.count("\n", 0, err.pos) + 1
+            raise InputError(f"{path}:{line}: malformed JSON ({err.msg})") from None
+        if isinstance(obj, list) and not records and index >= len(text.rstrip()):
+            return obj
+        records.append(obj)
+    return records
+
+
+def read_json(path: str | Path) -> Any:
+    """Read one JSON document; errors name the file and line."""
+    path = Path(path)
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}:{err.lineno}: malformed JSON ({err.msg})") from None
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,44 @@
+"""Deterministic CSV for score tables (floats as ``repr``, None as empty)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from halluscope.io import InputError, atomic_write_text
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_csv(path: str | Path, columns: Sequence[str], rows: Iterable[dict]) -> None:
+    """Write rows (dicts) with a fixed column order, atomically."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
+    atomic_write_text(path, buffer.getvalue())
+
+
+def read_csv(path: str | Path) -> list[dict[str, str]]:
+    """Read a CSV written by :func:`write_csv` into string dicts."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+
+
+def as_float(value: str) -> float | None:
+    """Parse a CSV cell written by :func:`write_csv` back into a float (empty -> None)."""
+    return float(value) if value != "" else None

@@ -1,0 +1,149 @@
+"""CAOS (Algorithm 1) on hand-computed cases: every expected value is worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from halluscope.metrics.caos import CaptionObject, CAOSScorer, VectorTable, aggregate
+
+# Chosen so that every cosine is a round number.
+VECTORS = {
+    "cat": (1.0, 0.0, 0.0),
+    "dog": (0.6, 0.8, 0.0),
+    "car": (0.0, 1.0, 0.0),
+    "tree": (0.0, 0.0, 1.0),
+    "person": (0.8, 0.0, 0.6),
+}
+FREQUENT = ["person", "car", "cat"]
+
+
+@pytest.fixture
+def scorer() -> CAOSScorer:
+    table = VectorTable(list(VECTORS), np.array(list(VECTORS.values())))
+    return CAOSScorer(table, FREQUENT, k=2, k_max=3)
+
+
+def caption() -> list[CaptionObject]:
+    return [
+        CaptionObject("dog", in_domain=True, present=False, position=1),
+        CaptionObject("tree", in_domain=False, present=True, position=4),
+        CaptionObject("car", in_domain=True, present=False, position=7),
+    ]
+
+
+def test_algorithm_1_by_hand(scorer: CAOSScorer) -> None:
+    result = scorer.score_caption(["cat"], caption())
+    dog, car = result.objects
+    # T = {cat, tree}; X starts as T and then grows with dog, tree.
+    assert dog["sim_T"] == pytest.approx(0.6) and dog["sim_X"] == pytest.approx(0.6)
+    assert car["sim_T"] == pytest.approx(0.0)
+    assert car["sim_X"] == pytest.approx(0.8)  # via the earlier hallucination "dog"
+    # K = person, car, cat: cumulative max per k
+    assert [dog[f"sim_K{k}"] for k in (1, 2, 3)] == pytest.approx([0.48, 0.8, 0.8])
+    assert [car[f"sim_K{k}"] for k in (1, 2, 3)] == pytest.approx([0.0, 1.0, 1.0])
+    s = result.scores
+    assert s["CAOS_T"] == pytest.approx(0.3)
+    assert s["CAOS_X"] == pytest.approx(0.7)
+    assert s["CAOS_K"] == pytest.approx(0.9)
+    assert s["CAOS_TX"] == pytest.approx(0.3 / 0.7)
+    assert s["CAOS_XK"] == pytest.approx(0.7 / 0.9)
+    assert s["CAOS_avg"] == pytest.approx((0.3 + 0.7 + 0.9) / 3)
+    assert result.n_hallucinated == 2
+
+
+def test_no_hallucination_is_excluded_and_counted(scorer: CAOSScorer) -> None:
+    clean = scorer.score_caption(["cat"], [CaptionObject("cat", True, True, 0)])
+    assert all(v is None for v in clean.scores.values())
+    hallu = scorer.score_caption(["cat"], caption())
+    overall = aggregate([clean.scores, hallu.scores])
+    assert overall["n_captions"] == 2 and overall["n_no_hallucination"] == 1
+    assert overall["CAOS_T"] == pytest.approx(0.3)
+
+
+def test_mean_of_ratios_vs_ratio_of_means() -> None:
+    caps = [
+        {"CAOS_T": 0.2, "CAOS_X": 0.4, "CAOS_K": 0.5, "CAOS_TX": 0.5, "CAOS_XK": 0.8,
+         "CAOS_avg": 11 / 30},
+        {"CAOS_T": 0.6, "CAOS_X": 0.6, "CAOS_K": 0.3, "CAOS_TX": 1.0, "CAOS_XK": 2.0, "CAOS_avg": 0.5},
+    ]
+    overall = aggregate(caps)
+    assert overall["CAOS_TX"] == pytest.approx(0.75)  # mean of ratios
+    assert overall["CAOS_TX_rom"] == pytest.approx(0.4 / 0.5)  # ratio of means
+    assert overall["CAOS_XK_rom"] == pytest.approx(0.5 / 0.4)
+
+
+def test_missing_vector_is_skipped_not_zero(scorer: CAOSScorer) -> None:
+    objs = [*caption(), CaptionObject("unicorn", in_domain=False, present=False, position=9)]
+    result = scorer.score_caption(["cat", "spaceship"], objs)
+    assert result.missing == ["spaceship", "unicorn"]
+    assert result.n_hallucinated == 2  # unicorn skipped, not scored as 0
+    assert result.scores["CAOS_T"] == pytest.approx(0.3)
+
+
+def test_unverified_objects_enter_x_but_are_not_scored(scorer: CAOSScorer) -> None:
+    objs = [
+        CaptionObject("car", in_domain=False, present=None, position=0),
+        CaptionObject("dog", in_domain=True, present=False, position=2),
+    ]
+    result = scorer.score_caption(["tree"], objs)
+    (dog,) = result.objects
+    assert dog["sim_T"] == pytest.approx(0.0)
+    assert dog["sim_X"] == pytest.approx(0.8)
+
+
+def test_empty_gt_gives_undefined_t(scorer: CAOSScorer) -> None:
+    result = scorer.score_caption([], [CaptionObject("dog", True, False, 0)])
+    assert result.scores["CAOS_T"] is None and result.scores["CAOS_X"] is None
+    assert result.scores["CAOS_K"] == pytest.approx(0.8)
+
+
+def test_nan_vector_rejected() -> None:
+    with pytest.raises(ValueError, match="non-finite.*bad"):
+        VectorTable(["ok", "bad"], np.array([[1.0, 0.0], [math.nan, 1.0]]))
+
+
+def test_cli_hand_check(tmp_path) -> None:
+    vec = tmp_path / "v.txt"
+    vec.write_text(
+        f"{len(VECTORS)} 3\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in VECTORS.items())
+    )
+    objs = tmp_path / "o.jsonl"
+    line = {
+        "id": "c1",
+        "gt": ["cat"],
+        "objects": [
+            {"name": o.name, "in_domain": o.in_domain, "present": o.present} for o in caption()
+        ],
+    }
+    objs.write_text(json.dumps(line) + "\n" + json.dumps({"id": "c2", "gt": ["cat"], "objects": []}) + "\n")
+    out = tmp_path / "o.json"
+    subprocess.run(
+        [sys.executable, "-m", "halluscope.cli", "caos", "--objects", str(objs), "--vectors",
+         str(vec), "--frequent", "person,car,cat", "--k", "2", "--out", str(out)],
+        check=True,
+    )
+    result = json.loads(out.read_text())
+    assert result["overall"]["CAOS_T"] == pytest.approx(0.3)
+    assert result["overall"]["n_no_hallucination"] == 1
+    assert result["captions"][0]["CAOS_XK"] == pytest.approx(0.7 / 0.9)
+    assert result["captions"][1]["CAOS_T"] is None
+
+
+def test_cli_reports_malformed_line(tmp_path) -> None:
+    vec = tmp_path / "v.txt"
+    vec.write_text("1 3\ncat 1 0 0\n")
+    objs = tmp_path / "bad.jsonl"
+    objs.write_text('{"id": "a", "gt": [], "objects": []}\n{"id": "b", oops}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "halluscope.cli", "caos", "--objects", str(objs), "--vectors",
+         str(vec), "--frequent", "cat", "--k", "1", "--out", str(tmp_path / "o.json")],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode != 0
+    assert f"{objs}:2" in proc.stderr and "malformed JSON" in proc.stderr
