@@ -11,7 +11,7 @@ import random
 import time
 
 from halluscope.embeddings import embed_names, load_embedder
-from halluscope.metrics.caos import CaptionObject, CAOSScorer, VectorTable, aggregate
+from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 from halluscope.objects.coco import COCO_CLASSES, COCO_FREQUENCY_ORDER
 from halluscope.objects.ood_nouns import OOD_NOUNS
 
@@ -53,8 +53,10 @@ def main() -> None:
         results = [scorer.score_caption(gt, objs).scores for gt, objs in captions]
         overall = aggregate(results)
         elapsed = time.perf_counter() - start
-        print(f"{name}: {len(captions)} captions in {elapsed:.2f} s = "
-              f"{len(captions) / elapsed:,.0f} captions/s (CAOS_avg={overall['CAOS_avg']:.4f})")
+        print(
+            f"{name}: {len(captions)} captions in {elapsed:.2f} s = "
+            f"{len(captions) / elapsed:,.0f} captions/s (CAOS_avg={overall['CAOS_avg']:.4f})"
+        )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from halluscope.metrics.caos import CaptionObject, CAOSScorer, VectorTable, aggregate
+from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 
 # Chosen so that every cosine is a round number.
 VECTORS = {
@@ -68,9 +68,22 @@ def test_no_hallucination_is_excluded_and_counted(scorer: CAOSScorer) -> None:
 
 def test_mean_of_ratios_vs_ratio_of_means() -> None:
     caps = [
-        {"CAOS_T": 0.2, "CAOS_X": 0.4, "CAOS_K": 0.5, "CAOS_TX": 0.5, "CAOS_XK": 0.8,
-         "CAOS_avg": 11 / 30},
-        {"CAOS_T": 0.6, "CAOS_X": 0.6, "CAOS_K": 0.3, "CAOS_TX": 1.0, "CAOS_XK": 2.0, "CAOS_avg": 0.5},
+        {
+            "CAOS_T": 0.2,
+            "CAOS_X": 0.4,
+            "CAOS_K": 0.5,
+            "CAOS_TX": 0.5,
+            "CAOS_XK": 0.8,
+            "CAOS_avg": 11 / 30,
+        },
+        {
+            "CAOS_T": 0.6,
+            "CAOS_X": 0.6,
+            "CAOS_K": 0.3,
+            "CAOS_TX": 1.0,
+            "CAOS_XK": 2.0,
+            "CAOS_avg": 0.5,
+        },
     ]
     overall = aggregate(caps)
     assert overall["CAOS_TX"] == pytest.approx(0.75)  # mean of ratios
@@ -111,7 +124,8 @@ def test_nan_vector_rejected() -> None:
 def test_cli_hand_check(tmp_path) -> None:
     vec = tmp_path / "v.txt"
     vec.write_text(
-        f"{len(VECTORS)} 3\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in VECTORS.items())
+        f"{len(VECTORS)} 3\n"
+        + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in VECTORS.items())
     )
     objs = tmp_path / "o.jsonl"
     line = {
@@ -121,11 +135,27 @@ def test_cli_hand_check(tmp_path) -> None:
             {"name": o.name, "in_domain": o.in_domain, "present": o.present} for o in caption()
         ],
     }
-    objs.write_text(json.dumps(line) + "\n" + json.dumps({"id": "c2", "gt": ["cat"], "objects": []}) + "\n")
+    objs.write_text(
+        json.dumps(line) + "\n" + json.dumps({"id": "c2", "gt": ["cat"], "objects": []}) + "\n"
+    )
     out = tmp_path / "o.json"
     subprocess.run(
-        [sys.executable, "-m", "halluscope.cli", "caos", "--objects", str(objs), "--vectors",
-         str(vec), "--frequent", "person,car,cat", "--k", "2", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "halluscope.cli",
+            "caos",
+            "--objects",
+            str(objs),
+            "--vectors",
+            str(vec),
+            "--frequent",
+            "person,car,cat",
+            "--k",
+            "2",
+            "--out",
+            str(out),
+        ],
         check=True,
     )
     result = json.loads(out.read_text())
@@ -141,9 +171,24 @@ def test_cli_reports_malformed_line(tmp_path) -> None:
     objs = tmp_path / "bad.jsonl"
     objs.write_text('{"id": "a", "gt": [], "objects": []}\n{"id": "b", oops}\n')
     proc = subprocess.run(
-        [sys.executable, "-m", "halluscope.cli", "caos", "--objects", str(objs), "--vectors",
-         str(vec), "--frequent", "cat", "--k", "1", "--out", str(tmp_path / "o.json")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "halluscope.cli",
+            "caos",
+            "--objects",
+            str(objs),
+            "--vectors",
+            str(vec),
+            "--frequent",
+            "cat",
+            "--k",
+            "1",
+            "--out",
+            str(tmp_path / "o.json"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode != 0
     assert f"{objs}:2" in proc.stderr and "malformed JSON" in proc.stderr

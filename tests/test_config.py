@@ -41,8 +41,18 @@ def test_type_error_is_named(params: dict) -> None:
 @pytest.mark.parametrize(
     ("section", "key", "value", "message"),
     [
-        ("generate", "models", ["sim-precise", "gpt-9"], r"unknown model id 'gpt-9'; valid ids: sim-"),
-        ("generate", "instructions", ["i01", "i99"], r"unknown instruction id 'i99'; valid ids: i01"),
+        (
+            "generate",
+            "models",
+            ["sim-precise", "gpt-9"],
+            r"unknown model id 'gpt-9'; valid ids: sim-",
+        ),
+        (
+            "generate",
+            "instructions",
+            ["i01", "i99"],
+            r"unknown instruction id 'i99'; valid ids: i01",
+        ),
         ("embed", "embedders", ["glove", "bert"], r"unknown embedder id 'bert'; valid ids: glove"),
     ],
 )
@@ -59,9 +69,21 @@ def test_snakemake_refuses_bad_params_with_key_name(tmp_path, params: dict) -> N
     override = tmp_path / "bad.yaml"
     override.write_text(yaml.safe_dump(bad))
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(override), "-d", str(ROOT),
-         "-s", str(ROOT / "Snakefile")],
-        capture_output=True, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--configfile",
+            str(override),
+            "-d",
+            str(ROOT),
+            "-s",
+            str(ROOT / "Snakefile"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.returncode != 0
     assert "figures.dpi" in proc.stdout + proc.stderr

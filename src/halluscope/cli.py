@@ -34,32 +34,133 @@ I = {"type": int, "required": True}  # noqa: E741
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halluscope", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    _add(sub, "caos", "CAOS for hand-made object lists (JSONL) and a word2vec text file",
-         ("--objects", P), ("--vectors", P), ("--frequent", S), ("--k", I), ("--out", P),
-         ("--k-max", {"type": int, "default": None}))
-    _add(sub, "stage-data", "data stage", ("--dataset", S), ("--annotations", P), ("--items", P),
-         ("--images", P))
-    _add(sub, "stage-generate", "generate stage", ("--items", P), ("--model-id", S), ("--model", J),
-         ("--instruction-id", S), ("--instruction", J), ("--generation", J),
-         ("--template-version", S), ("--cache-mode", S), ("--cache", P), ("--out", P))
-    _add(sub, "stage-extract", "extract stage", ("--responses", P), ("--synonyms", S),
-         ("--variant", S), ("--lexicon", S), ("--out", P))
-    _add(sub, "stage-oracle", "oracle stage", ("--objects", P), ("--items", P), ("--method", S),
-         ("--out", P))
-    _add(sub, "stage-embed", "embed stage", ("--embedder-id", S), ("--spec", J), ("--frequent", J),
-         ("--items", P), ("--out", P), ("--missing", P), ("objects", {"type": Path, "nargs": "*"}))
-    _add(sub, "stage-score", "score stage", ("--objects", P), ("--oracle", P), ("--items", P),
-         ("--vectors", P), ("--k", I), ("--k-max", I), ("--frequent", J), ("--model-id", S),
-         ("--instruction-id", S), ("--embedder-id", S), ("--out-captions", P), ("--out-objects", P))
-    _add(sub, "stage-summarize", "pool score files", ("--table1", J), ("--k", I),
-         ("--out-summary", P), ("--out-objects", P), ("captions", {"type": Path, "nargs": "+"}))
-    _add(sub, "stage-figure", "one CAOS figure", ("--figure", S), ("--summary", P), ("--objects", P),
-         ("--dpi", I), ("--exclude-top", I), ("--frequent", J), ("--k", I), ("--table1", J),
-         ("--embedders", J), ("--out-stem", P))
-    _add(sub, "stage-tables", "CAOS LaTeX tables", ("--summary", P), ("--decimals", I), ("--k", I),
-         ("--models", J), ("--instructions", J), ("--embedders", J), ("--out-dir", P))
-    _add(sub, "stage-assemble", "assemble results/tables", ("--out-dir", P),
-         ("tables", {"type": Path, "nargs": "+"}))
+    _add(
+        sub,
+        "caos",
+        "CAOS for hand-made object lists (JSONL) and a word2vec text file",
+        ("--objects", P),
+        ("--vectors", P),
+        ("--frequent", S),
+        ("--k", I),
+        ("--out", P),
+        ("--k-max", {"type": int, "default": None}),
+    )
+    _add(
+        sub,
+        "stage-data",
+        "data stage",
+        ("--dataset", S),
+        ("--annotations", P),
+        ("--items", P),
+        ("--images", P),
+    )
+    _add(
+        sub,
+        "stage-generate",
+        "generate stage",
+        ("--items", P),
+        ("--model-id", S),
+        ("--model", J),
+        ("--instruction-id", S),
+        ("--instruction", J),
+        ("--generation", J),
+        ("--template-version", S),
+        ("--cache-mode", S),
+        ("--cache", P),
+        ("--out", P),
+    )
+    _add(
+        sub,
+        "stage-extract",
+        "extract stage",
+        ("--responses", P),
+        ("--synonyms", S),
+        ("--variant", S),
+        ("--lexicon", S),
+        ("--out", P),
+    )
+    _add(
+        sub,
+        "stage-oracle",
+        "oracle stage",
+        ("--objects", P),
+        ("--items", P),
+        ("--method", S),
+        ("--out", P),
+    )
+    _add(
+        sub,
+        "stage-embed",
+        "embed stage",
+        ("--embedder-id", S),
+        ("--spec", J),
+        ("--frequent", J),
+        ("--items", P),
+        ("--out", P),
+        ("--missing", P),
+        ("objects", {"type": Path, "nargs": "*"}),
+    )
+    _add(
+        sub,
+        "stage-score",
+        "score stage",
+        ("--objects", P),
+        ("--oracle", P),
+        ("--items", P),
+        ("--vectors", P),
+        ("--k", I),
+        ("--k-max", I),
+        ("--frequent", J),
+        ("--model-id", S),
+        ("--instruction-id", S),
+        ("--embedder-id", S),
+        ("--out-captions", P),
+        ("--out-objects", P),
+    )
+    _add(
+        sub,
+        "stage-summarize",
+        "pool score files",
+        ("--table1", J),
+        ("--k", I),
+        ("--out-summary", P),
+        ("--out-objects", P),
+        ("captions", {"type": Path, "nargs": "+"}),
+    )
+    _add(
+        sub,
+        "stage-figure",
+        "one CAOS figure",
+        ("--figure", S),
+        ("--summary", P),
+        ("--objects", P),
+        ("--dpi", I),
+        ("--exclude-top", I),
+        ("--frequent", J),
+        ("--k", I),
+        ("--table1", J),
+        ("--embedders", J),
+        ("--out-stem", P),
+    )
+    _add(
+        sub,
+        "stage-tables",
+        "CAOS LaTeX tables",
+        ("--summary", P),
+        ("--decimals", I),
+        ("--k", I),
+        ("--models", J),
+        ("--instructions", J),
+        ("--embedders", J),
+        ("--out-dir", P),
+    )
+    _add(
+        sub,
+        "stage-assemble",
+        "assemble results/tables",
+        ("--out-dir", P),
+        ("tables", {"type": Path, "nargs": "+"}),
+    )
     return parser
 
 
@@ -68,7 +169,7 @@ def _caos_command(args: argparse.Namespace) -> None:
     from gensim.models import KeyedVectors
 
     from halluscope.io import iter_jsonl, write_json
-    from halluscope.metrics.caos import CaptionObject, CAOSScorer, VectorTable, aggregate
+    from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 
     try:
         kv = KeyedVectors.load_word2vec_format(str(args.vectors), binary=False)
@@ -80,15 +181,21 @@ def _caos_command(args: argparse.Namespace) -> None:
     captions = []
     for number, rec in enumerate(iter_jsonl(args.objects), start=1):
         try:
-            objs = [CaptionObject(o["name"], bool(o["in_domain"]), o["present"], pos)
-                    for pos, o in enumerate(rec["objects"])]
+            objs = [
+                CaptionObject(o["name"], bool(o["in_domain"]), o["present"], pos)
+                for pos, o in enumerate(rec["objects"])
+            ]
             result = scorer.score_caption(rec["gt"], objs)
         except (KeyError, TypeError) as err:
-            raise InputError(f"{args.objects}:{number}: expected {{'id', 'gt': [names], 'objects': "
-                             f"[{{'name', 'in_domain', 'present'}}]}}; problem with {err}") from None
+            raise InputError(
+                f"{args.objects}:{number}: expected {{'id', 'gt': [names], 'objects': "
+                f"[{{'name', 'in_domain', 'present'}}]}}; problem with {err}"
+            ) from None
         captions.append({"id": rec.get("id"), **result.scores, "missing": result.missing})
-    write_json(args.out, {"overall": aggregate(captions), "captions": captions,
-                          "k": args.k, "frequent": frequent})
+    write_json(
+        args.out,
+        {"overall": aggregate(captions), "captions": captions, "k": args.k, "frequent": frequent},
+    )
 
 
 def dispatch(args: argparse.Namespace) -> None:
@@ -102,9 +209,18 @@ def dispatch(args: argparse.Namespace) -> None:
     elif cmd == "stage-generate":
         from halluscope.stages import generate
 
-        stats = generate.run(args.items, args.model_id, args.model, args.instruction_id,
-                             args.instruction, args.generation, args.template_version, args.cache,
-                             args.cache_mode, args.out)
+        stats = generate.run(
+            args.items,
+            args.model_id,
+            args.model,
+            args.instruction_id,
+            args.instruction,
+            args.generation,
+            args.template_version,
+            args.cache,
+            args.cache_mode,
+            args.out,
+        )
         print(json.dumps(stats, sort_keys=True), file=sys.stderr)
     elif cmd == "stage-extract":
         from halluscope.stages import extract
@@ -117,14 +233,32 @@ def dispatch(args: argparse.Namespace) -> None:
     elif cmd == "stage-embed":
         from halluscope.stages import embed
 
-        embed.run(args.embedder_id, args.spec, args.frequent, args.items, args.objects, args.out,
-                  args.missing)
+        embed.run(
+            args.embedder_id,
+            args.spec,
+            args.frequent,
+            args.items,
+            args.objects,
+            args.out,
+            args.missing,
+        )
     elif cmd == "stage-score":
         from halluscope.stages import score
 
-        score.run(args.objects, args.oracle, args.items, args.vectors, args.k, args.k_max,
-                  args.frequent, args.model_id, args.instruction_id, args.embedder_id,
-                  args.out_captions, args.out_objects)
+        score.run(
+            args.objects,
+            args.oracle,
+            args.items,
+            args.vectors,
+            args.k,
+            args.k_max,
+            args.frequent,
+            args.model_id,
+            args.instruction_id,
+            args.embedder_id,
+            args.out_captions,
+            args.out_objects,
+        )
     elif cmd == "stage-summarize":
         from halluscope.stages import summarize
 

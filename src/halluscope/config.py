@@ -24,7 +24,9 @@ def _key_path(path) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 
 
-def validate(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH, source: str = "params.yaml") -> None:
+def validate(
+    config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH, source: str = "params.yaml"
+) -> None:
     """Raise :class:`ConfigError` naming the first offending key (schema, then references)."""
     import json
 
@@ -38,8 +40,10 @@ def validate(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH, source:
         if err.validator == "additionalProperties":
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
             where = _key_path([*err.path, extra[0]]) if extra else _key_path(err.path)
-            raise ConfigError(f"{source}: unknown key '{where}' (allowed here: "
-                              f"{', '.join(sorted(err.schema.get('properties', {})))})")
+            raise ConfigError(
+                f"{source}: unknown key '{where}' (allowed here: "
+                f"{', '.join(sorted(err.schema.get('properties', {})))})"
+            )
         raise ConfigError(f"{source}: key '{_key_path(err.path)}': {err.message}")
     _check_references(config, source)
 
@@ -48,18 +52,26 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
     gen = config["generate"]
     for model in gen["models"]:
         if model not in config["models"]:
-            raise ConfigError(f"{source}: generate.models: unknown model id '{model}'; "
-                              f"valid ids: {', '.join(sorted(config['models']))}")
+            raise ConfigError(
+                f"{source}: generate.models: unknown model id '{model}'; "
+                f"valid ids: {', '.join(sorted(config['models']))}"
+            )
     for inst in [*gen["instructions"], *config["tables"]["table1_instructions"]]:
         if inst not in config["instructions"]:
-            raise ConfigError(f"{source}: unknown instruction id '{inst}'; "
-                              f"valid ids: {', '.join(sorted(config['instructions']))}")
+            raise ConfigError(
+                f"{source}: unknown instruction id '{inst}'; "
+                f"valid ids: {', '.join(sorted(config['instructions']))}"
+            )
     for emb in config["embed"]["embedders"]:
         if emb not in config["embed"]["specs"]:
-            raise ConfigError(f"{source}: embed.embedders: unknown embedder id '{emb}'; "
-                              f"valid ids: {', '.join(sorted(config['embed']['specs']))}")
+            raise ConfigError(
+                f"{source}: embed.embedders: unknown embedder id '{emb}'; "
+                f"valid ids: {', '.join(sorted(config['embed']['specs']))}"
+            )
     if config["caos"]["k"] > config["caos"]["k_max"]:
-        raise ConfigError(f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}")
+        raise ConfigError(
+            f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}"
+        )
 
 
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:

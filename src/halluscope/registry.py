@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 
 import yaml
 
-CORE_CODE = ["Snakefile", "rules/common.smk", "src/halluscope/config.py", "src/halluscope/io.py",
-             "src/halluscope/cli.py", "config/params.schema.json"]
+CORE_CODE = [
+    "Snakefile",
+    "rules/common.smk",
+    "src/halluscope/config.py",
+    "src/halluscope/io.py",
+    "src/halluscope/cli.py",
+    "config/params.schema.json",
+]
 
 
 @dataclass(frozen=True)
@@ -31,33 +37,83 @@ class Stage:
 
 
 STAGES: list[Stage] = [
-    Stage("data", "data_all", ["data.dataset", "data.annotations"],
-          ["rules/data.smk", "src/halluscope/data", "src/halluscope/stages/data.py", "data/demo"],
-          ["results/data"], description="images and per-image ground truth"),
-    Stage("generate", "generate_all", ["generate", "models", "instructions"],
-          ["rules/generate.smk", "src/halluscope/models", "src/halluscope/stages/generate.py"],
-          ["results/responses"], ["results/data"], "captions per model x instruction"),
-    Stage("extract", "extract_all", ["extract"],
-          ["rules/extract.smk", "src/halluscope/objects", "src/halluscope/stages/extract.py"],
-          ["results/objects"], ["results/responses"], "ordered object lists (L1 + L2)"),
-    Stage("oracle", "oracle_all", ["oracle"],
-          ["rules/oracle.smk", "src/halluscope/stages/oracle.py"],
-          ["results/oracle"], ["results/objects", "results/data"],
-          "presence of out-of-domain objects"),
-    Stage("embed", "embed_all", ["embed", "caos.frequent"],
-          ["rules/embed.smk", "src/halluscope/embeddings.py", "src/halluscope/stages/embed.py"],
-          ["results/embeddings"], ["results/objects", "results/data"], "object vectors"),
-    Stage("score", "score_all", ["caos", "tables.table1_instructions"],
-          ["rules/score.smk", "src/halluscope/metrics", "src/halluscope/stages/score.py",
-           "src/halluscope/stages/summarize.py", "src/halluscope/stages/csvio.py"],
-          ["results/scores"], ["results/objects", "results/oracle", "results/embeddings"],
-          "CAOS, CHAIR, precision, recall"),
-    Stage("figures", "figures_all", ["figures", "caos.k", "caos.frequent", "embed.specs"],
-          ["rules/figures.smk", "src/halluscope/report", "src/halluscope/stages/report.py"],
-          ["results/figures"], ["results/scores"], "Figures 3-6"),
-    Stage("tables", "tables", ["tables", "caos.k", "embed.specs", "generate.models"],
-          ["rules/tables.smk", "src/halluscope/report", "src/halluscope/stages/report.py"],
-          ["results/report", "results/tables"], ["results/scores"], "Tables 1-2 (LaTeX)"),
+    Stage(
+        "data",
+        "data_all",
+        ["data.dataset", "data.annotations"],
+        ["rules/data.smk", "src/halluscope/data", "src/halluscope/stages/data.py", "data/demo"],
+        ["results/data"],
+        description="images and per-image ground truth",
+    ),
+    Stage(
+        "generate",
+        "generate_all",
+        ["generate", "models", "instructions"],
+        ["rules/generate.smk", "src/halluscope/models", "src/halluscope/stages/generate.py"],
+        ["results/responses"],
+        ["results/data"],
+        "captions per model x instruction",
+    ),
+    Stage(
+        "extract",
+        "extract_all",
+        ["extract"],
+        ["rules/extract.smk", "src/halluscope/objects", "src/halluscope/stages/extract.py"],
+        ["results/objects"],
+        ["results/responses"],
+        "ordered object lists (L1 + L2)",
+    ),
+    Stage(
+        "oracle",
+        "oracle_all",
+        ["oracle"],
+        ["rules/oracle.smk", "src/halluscope/stages/oracle.py"],
+        ["results/oracle"],
+        ["results/objects", "results/data"],
+        "presence of out-of-domain objects",
+    ),
+    Stage(
+        "embed",
+        "embed_all",
+        ["embed", "caos.frequent"],
+        ["rules/embed.smk", "src/halluscope/embeddings.py", "src/halluscope/stages/embed.py"],
+        ["results/embeddings"],
+        ["results/objects", "results/data"],
+        "object vectors",
+    ),
+    Stage(
+        "score",
+        "score_all",
+        ["caos", "tables.table1_instructions"],
+        [
+            "rules/score.smk",
+            "src/halluscope/metrics",
+            "src/halluscope/stages/score.py",
+            "src/halluscope/stages/summarize.py",
+            "src/halluscope/stages/csvio.py",
+        ],
+        ["results/scores"],
+        ["results/objects", "results/oracle", "results/embeddings"],
+        "CAOS, CHAIR, precision, recall",
+    ),
+    Stage(
+        "figures",
+        "figures_all",
+        ["figures", "caos.k", "caos.frequent", "embed.specs"],
+        ["rules/figures.smk", "src/halluscope/report", "src/halluscope/stages/report.py"],
+        ["results/figures"],
+        ["results/scores"],
+        "Figures 3-6",
+    ),
+    Stage(
+        "tables",
+        "tables",
+        ["tables", "caos.k", "embed.specs", "generate.models"],
+        ["rules/tables.smk", "src/halluscope/report", "src/halluscope/stages/report.py"],
+        ["results/report", "results/tables"],
+        ["results/scores"],
+        "Tables 1-2 (LaTeX)",
+    ),
 ]
 
 
@@ -72,6 +128,8 @@ def dvc_yaml() -> str:
             "params": list(stage.params),
             "outs": [{out: {"persist": True}} for out in stage.outs],
         }
-    header = ("# GENERATED by scripts/write_dvc_yaml.py from src/halluscope/registry.py;"
-              " do not edit by hand.\n")
+    header = (
+        "# GENERATED by scripts/write_dvc_yaml.py from src/halluscope/registry.py;"
+        " do not edit by hand.\n"
+    )
     return header + yaml.safe_dump({"stages": stages}, sort_keys=False, width=100)

@@ -17,8 +17,15 @@ def frequent_objects(frequent: str | list[str]) -> list[str]:
     return list(frequent)
 
 
-def run(embedder_id: str, spec: dict, frequent: str | list[str], items_path: Path,
-        object_files: list[Path], out: Path, missing_out: Path) -> None:
+def run(
+    embedder_id: str,
+    spec: dict,
+    frequent: str | list[str],
+    items_path: Path,
+    object_files: list[Path],
+    out: Path,
+    missing_out: Path,
+) -> None:
     """Write ``{embedder}.npz`` and the list of names without a vector."""
     from halluscope.embeddings import embed_names, load_embedder, save_vectors
 

@@ -30,13 +30,29 @@ def build_extractor(synonyms: str, variant: str, lexicon: str):
         objects = []
         for m in l1:
             taken.update(range(m.start, m.end))
-            objects.append({"name": m.class_name, "surface": m.surface, "position": m.position,
-                            "in_domain": True, "source": "rule", "_start": m.start})
+            objects.append(
+                {
+                    "name": m.class_name,
+                    "surface": m.surface,
+                    "position": m.position,
+                    "in_domain": True,
+                    "source": "rule",
+                    "_start": m.start,
+                }
+            )
         for m in find_objects(text, nouns):
             if taken.intersection(range(m.start, m.end)):
                 continue
-            objects.append({"name": m.class_name, "surface": m.surface, "position": m.position,
-                            "in_domain": False, "source": "lexicon", "_start": m.start})
+            objects.append(
+                {
+                    "name": m.class_name,
+                    "surface": m.surface,
+                    "position": m.position,
+                    "in_domain": False,
+                    "source": "lexicon",
+                    "_start": m.start,
+                }
+            )
         objects.sort(key=lambda o: (o["_start"], o["position"]))
         for o in objects:
             del o["_start"]

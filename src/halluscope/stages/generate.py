@@ -25,7 +25,7 @@ def run(
     from halluscope.models.generate import generate_captions
 
     items = load_items(items_path)
-    backend = make_backend(model_spec, name=model_id, items=items)
+    backend = make_backend(model_spec, items=items, model_name=model_id)
     cache = ResponseCache(cache_dir, mode=cache_mode)
     return generate_captions(
         backend=backend,
@@ -34,7 +34,8 @@ def run(
         instruction_id=instruction_id,
         instruction=instruction,
         model_name=model_id,
-        gen_params=generation,
+        gen_params={k: v for k, v in generation.items() if k != "batch_size"},
         out_path=out,
         template_version=template_version,
+        batch_size=int(generation.get("batch_size", 8)),
     )

@@ -28,8 +28,15 @@ def run(objects: Path, items_path: Path, method: str, out: Path) -> None:
                 continue
             seen.add(obj["name"])
             present = obj["name"] in present_set if method == "annotations" else None
-            records.append({"image_id": rec["image_id"], "name": obj["name"], "present": present,
-                            "votes": {}, "method": method})
+            records.append(
+                {
+                    "image_id": rec["image_id"],
+                    "name": obj["name"],
+                    "present": present,
+                    "votes": {},
+                    "method": method,
+                }
+            )
     write_jsonl(out, records)
 
 

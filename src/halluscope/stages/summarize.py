@@ -19,9 +19,21 @@ from halluscope.metrics.caos import SCORES, aggregate
 from halluscope.stages.csvio import as_float, read_csv, write_csv
 
 SUMMARY_COLUMNS = (
-    "model", "embedder", "instruction_id", "n_captions", "n_no_hallucination",
-    "objects_per_caption", "precision", "recall", "CHAIR_S", "CHAIR_I", *SCORES,
-    "CAOS_TX_rom", "CAOS_XK_rom", "n_unverified", "POPE_F1",
+    "model",
+    "embedder",
+    "instruction_id",
+    "n_captions",
+    "n_no_hallucination",
+    "objects_per_caption",
+    "precision",
+    "recall",
+    "CHAIR_S",
+    "CHAIR_I",
+    *SCORES,
+    "CAOS_TX_rom",
+    "CAOS_XK_rom",
+    "n_unverified",
+    "POPE_F1",
 )
 
 
@@ -31,9 +43,18 @@ def _ratio(a: float, b: float) -> float | None:
 
 def summarize_group(rows: list[dict[str, str]]) -> dict:
     """Summary metrics of a group of caption rows (see module docstring)."""
-    ints = {c: sum(int(r[c]) for r in rows) for c in (
-        "n_objects", "n_in_domain", "n_hallucinated", "n_in_domain_hallucinated", "n_unverified",
-        "n_gt", "n_gt_mentioned")}
+    ints = {
+        c: sum(int(r[c]) for r in rows)
+        for c in (
+            "n_objects",
+            "n_in_domain",
+            "n_hallucinated",
+            "n_in_domain_hallucinated",
+            "n_unverified",
+            "n_gt",
+            "n_gt_mentioned",
+        )
+    }
     verified = ints["n_objects"] - ints["n_unverified"]
     caos = aggregate({s: as_float(r[s]) for s in SCORES} for r in rows)
     return {

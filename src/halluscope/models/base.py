@@ -1,0 +1,152 @@
+"""The one interface every model call goes through: a batch of requests in, responses out.
+
+Backends (``sim`` here; ``hf``, ``openai``, ``llamacpp``, ``replay`` elsewhere) only turn
+:class:`Request` objects into :class:`Response` objects. Caching, resuming and file output live
+outside the backends (``models/cache.py``, ``models/generate.py``), so that every backend gets them
+for free and a backend never needs to know where its answers end up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+TASKS = ("caption", "oracle", "yesno", "chat")
+"""Common request tasks (``chat`` = plain text in/out for the LLM stages). Not enforced here:
+backends reject the tasks they cannot answer, so new benchmarks can add tasks freely."""
+
+
+def _normalise_message(message: Any) -> dict[str, str]:
+    """Accept ``{"role", "content"}`` dicts or ``(role, content)`` pairs; return a plain dict."""
+    if isinstance(message, Mapping):
+        role, content = message.get("role"), message.get("content")
+    elif isinstance(message, (tuple, list)) and len(message) == 2:
+        role, content = message
+    else:
+        raise ValueError(f"a chat message must be a (role, content) pair or dict, got {message!r}")
+    if not isinstance(role, str) or not isinstance(content, str):
+        raise ValueError(f"chat message role and content must be strings, got {message!r}")
+    return {"role": role, "content": content}
+
+
+def user_message(text: str) -> dict[str, str]:
+    """A single user turn (the image, if any, travels in the :class:`Request` fields)."""
+    return {"role": "user", "content": text}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model call.
+
+    The image travels as a path (for backends that load pixels) plus its sha256 (for the cache
+    key: paths differ between machines, contents do not). ``meta`` is free-form bookkeeping
+    (instruction id, object name, ...) and is *not* part of the cache key, so a backend's answer
+    must depend only on ``messages``, the image, ``params`` and ``task``.
+    """
+
+    request_id: str
+    image_id: str | None = None
+    image_path: str | None = None
+    image_sha256: str | None = None
+    messages: tuple = ()
+    params: dict = field(default_factory=dict)
+    task: str = "caption"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "messages", tuple(_normalise_message(m) for m in self.messages))
+        object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "meta", dict(self.meta))
+        if not isinstance(self.task, str) or not self.task:
+            raise ValueError(f"request {self.request_id!r}: task must be a non-empty string")
+
+    @property
+    def prompt(self) -> str:
+        """The text of the last user message (what single-turn backends answer)."""
+        for message in reversed(self.messages):
+            if message["role"] == "user":
+                return message["content"]
+        return ""
+
+
+@dataclass(frozen=True)
+class Response:
+    """One model answer. ``identity`` is the backend identity (name + revision) that produced it."""
+
+    request_id: str
+    text: str
+    model: str
+    identity: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form (used by the cache)."""
+        return {
+            "request_id": self.request_id,
+            "text": self.text,
+            "model": self.model,
+            "identity": dict(self.identity),
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Response:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            request_id=str(data["request_id"]),
+            text=str(data["text"]),
+            model=str(data["model"]),
+            identity=dict(data.get("identity") or {}),
+            meta=dict(data.get("meta") or {}),
+        )
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model: ``identity`` names it exactly (for the cache); ``generate`` answers in order."""
+
+    @property
+    def identity(self) -> dict: ...
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]: ...
+
+
+BackendFactory = Callable[..., Backend]
+
+_FACTORIES: dict[str, BackendFactory] = {}
+
+# Backends whose module registers itself on import; importing lazily keeps heavy dependencies
+# (torch, openai, llama_cpp) out of processes that never use them. Add new backends here.
+_LAZY_MODULES: dict[str, str] = {
+    "sim": "halluscope.models.sim",
+}
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Decorator: register ``factory(spec, **context) -> Backend`` under ``name``."""
+
+    def decorate(factory: BackendFactory) -> BackendFactory:
+        _FACTORIES[name] = factory
+        return factory
+
+    return decorate
+
+
+def available_backends() -> list[str]:
+    """Every backend name ``make_backend`` accepts."""
+    return sorted(set(_FACTORIES) | set(_LAZY_MODULES))
+
+
+def make_backend(spec: Mapping[str, Any], **context: Any) -> Backend:
+    """Build the backend named by ``spec["backend"]``; ``context`` carries run data (e.g. items)."""
+    name = spec.get("backend") if isinstance(spec, Mapping) else None
+    if name not in _FACTORIES and name in _LAZY_MODULES:
+        importlib.import_module(_LAZY_MODULES[name])
+    if name not in _FACTORIES:
+        raise ValueError(
+            f"unknown model backend {name!r} in model spec {spec!r}; "
+            f"valid backends: {', '.join(available_backends())}"
+        )
+    return _FACTORIES[name](spec, **context)

@@ -1,0 +1,706 @@
+"""Simulated LVLMs: documented, seeded caption/answer generators with *known* hallucinations.
+
+Why: the demo profile must run anywhere without a GPU, and the metrics need test instruments whose
+truth is known. A simulated LVLM composes its answers from an image's annotations (an item of
+``results/data/{dataset}/items.jsonl``) and injects hallucinated objects at configured rates and
+styles, recording what it did in ``Response.meta``. Every table or figure made from them must say
+they are simulated (their names start with ``sim-``).
+
+Captions (``task="caption"``), for any instruction text:
+
+1. Style and length come from the instruction text (keyword rules in :func:`instruction_style`):
+   "few words"/"minimal words" -> terse word lists (length factor 0.5); "caption" -> one noun-phrase
+   sentence; "narrative" -> a small story sentence; otherwise a description. "brief", "short",
+   "concise", "succinct" shorten (0.75) unless "descriptive" is also asked (1.0); "detail" -> 1.5.
+   "mood", "evocative", "essence", "impact" add a mood sentence (no objects in it). The template
+   variant is a deterministic function of (model name, instruction text).
+2. ``slots = max(1, round(max_objects * length factor))``: the caption length in objects.
+3. Present MSCOCO objects (``gt_objects``), in a seeded random order: each is left out with
+   probability ``omission_rate``; the kept ones fill at most ``slots`` places. Each annotated other
+   (non-MSCOCO, truly visible) object is mentioned with probability ``ood_rate``, at most
+   ``max(1, slots - mentioned MSCOCO objects)`` of them. Relations whose subject and object are
+   both mentioned are rendered as "a <s> <relation> a <o>"; with probability
+   ``relation_error_rate`` the relation is replaced by a wrong one.
+4. Hallucinations: each of the ``slots`` independently holds one hallucinated object with
+   probability ``hallucination_rate`` (so the expected count per caption is
+   ``slots * hallucination_rate``, capped by the available candidates). Its kind is drawn from
+   ``style_weights``:
+   ``frequent`` -- one of the ``frequent_top_k`` most frequent absent MSCOCO classes (the next
+   ones only once the caption has used all of those);
+   ``cooccur`` -- an absent MSCOCO class that commonly co-occurs with a mentioned one
+   (:data:`COOCCURRENCE`); ``ood`` -- an out-of-domain object absent from the annotations
+   (:data:`OOD_POOL`). When a kind has no candidate the next one is used
+   (cooccur -> frequent -> ood) and the kind actually used is recorded. Hallucinated objects are
+   inserted after the first mention, at seeded random places.
+5. Surface words: every MSCOCO object (present or hallucinated) is written with its class name
+   ("a dining table", "a cell phone"), never pluralised, so a CHAIR-style parser maps it back to the
+   class; :data:`OOD_POOL` and the template words contain no MSCOCO synonym.
+
+``meta`` of a caption: ``injected`` [{name, kind}], ``mentioned`` (present MSCOCO objects),
+``mentioned_other`` (present other objects), ``omitted`` (present MSCOCO objects left out), all in
+caption order, plus ``relations`` [{subject, relation, object, correct}], ``style`` and ``slots``.
+
+Oracle (``task="oracle"``, "Does the image contain <object>? ... Present or Absent."): the truth is
+whether <object> is among the annotated objects; the answer is flipped with probability
+``oracle_error_rate``. Yes/no (``task="yesno"``, "Is there a <object> in the image?"): a present
+object gets "No" with probability ``yesno_miss_rate``; an absent one gets "Yes" with probability
+``yes_bias``. Both record ``{"object", "truth", "answer", "flipped"}``.
+
+Randomness: ``random.Random(seed)`` with the seed taken from the sha256 of (model name,
+``params["seed"]``, image id, prompt text, task) -- never Python's salted ``hash()``. The prompt
+*text* stands for the instruction (rather than its id) because the response cache keys on the
+text: two instruction ids with the same text must get the same answer, whatever order they run in.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from halluscope.models.base import Request, Response, register_backend
+
+SIM_VERSION = "1"
+
+# Fallbacks until/unless halluscope.objects.coco is importable; the real tables live there.
+_FALLBACK_FREQUENCY_ORDER: tuple[str, ...] = (
+    "person", "car", "chair", "book", "bottle", "cup", "dining table", "bowl", "traffic light",
+    "handbag", "umbrella", "bird", "boat", "truck", "bench", "sheep", "banana", "kite",
+    "motorcycle", "backpack", "potted plant", "cow", "wine glass", "carrot", "knife", "broccoli",
+    "donut", "bicycle", "skis", "vase", "horse", "tie", "cell phone", "orange", "cake",
+    "sports ball", "clock",
+    "suitcase", "spoon", "surfboard", "bus", "apple", "pizza", "tv", "couch", "remote", "sink",
+    "skateboard", "elephant", "dog", "fork", "zebra", "airplane", "giraffe", "laptop",
+    "tennis racket", "teddy bear", "cat", "train", "sandwich", "bed", "toilet", "baseball glove",
+    "oven", "baseball bat", "hot dog", "keyboard", "snowboard", "frisbee", "refrigerator", "mouse",
+    "stop sign", "toothbrush", "fire hydrant", "microwave", "scissors", "bear", "parking meter",
+    "toaster", "hair drier",
+)  # fmt: skip
+
+
+def frequency_order() -> tuple[str, ...]:
+    """MSCOCO classes, most frequent first (from ``objects.coco`` when available)."""
+    try:
+        from halluscope.objects.coco import COCO_FREQUENCY_ORDER
+    except ImportError:
+        return _FALLBACK_FREQUENCY_ORDER
+    return tuple(COCO_FREQUENCY_ORDER)
+
+
+# Hand-written table of MSCOCO classes that commonly appear together (kitchen/dining scenes, street
+# scenes, sports, animals on farms or savannas, living rooms, offices, bathrooms). It is a plausible
+# association list for simulating co-occurrence hallucination, not statistics of MSCOCO.
+COOCCURRENCE: dict[str, tuple[str, ...]] = {
+    "person": ("handbag", "backpack", "cell phone", "umbrella", "chair", "tie"),
+    "bicycle": ("person", "car", "bench", "backpack"),
+    "car": ("truck", "traffic light", "bus", "person", "stop sign"),
+    "motorcycle": ("car", "person", "truck", "bicycle"),
+    "airplane": ("truck", "car", "person"),
+    "bus": ("car", "truck", "traffic light", "person"),
+    "train": ("traffic light", "person", "car"),
+    "truck": ("car", "traffic light", "bus"),
+    "boat": ("person", "bird", "car"),
+    "traffic light": ("car", "truck", "bus", "stop sign"),
+    "fire hydrant": ("car", "stop sign", "dog"),
+    "stop sign": ("car", "traffic light", "fire hydrant"),
+    "parking meter": ("car", "truck"),
+    "bench": ("person", "bird", "potted plant"),
+    "bird": ("bench", "boat"),
+    "cat": ("couch", "bed", "remote", "dog"),
+    "dog": ("frisbee", "couch", "person", "car"),
+    "horse": ("person", "cow"),
+    "sheep": ("cow", "dog"),
+    "cow": ("sheep", "horse"),
+    "elephant": ("person", "truck"),
+    "bear": ("bird",),
+    "zebra": ("giraffe",),
+    "giraffe": ("zebra",),
+    "backpack": ("person", "handbag"),
+    "umbrella": ("person", "handbag", "chair"),
+    "handbag": ("person", "backpack"),
+    "suitcase": ("person", "handbag", "backpack"),
+    "skis": ("person", "backpack"),
+    "snowboard": ("person", "skis"),
+    "sports ball": ("person", "baseball bat", "baseball glove", "tennis racket"),
+    "kite": ("person",),
+    "baseball bat": ("baseball glove", "sports ball"),
+    "baseball glove": ("baseball bat", "sports ball"),
+    "skateboard": ("person",),
+    "surfboard": ("person", "boat"),
+    "tennis racket": ("sports ball", "person"),
+    "bottle": ("cup", "wine glass"),
+    "wine glass": ("bottle", "dining table", "cup"),
+    "cup": ("dining table", "spoon", "bowl", "cake", "donut"),
+    "fork": ("knife", "dining table", "cup"),
+    "knife": ("fork", "dining table"),
+    "spoon": ("bowl", "cup"),
+    "bowl": ("spoon", "cup", "dining table", "banana", "orange"),
+    "banana": ("apple", "orange", "bowl"),
+    "apple": ("banana", "orange", "bowl"),
+    "sandwich": ("dining table", "cup", "fork", "knife"),
+    "orange": ("banana", "apple", "bowl"),
+    "broccoli": ("carrot", "bowl", "fork"),
+    "carrot": ("broccoli", "bowl"),
+    "hot dog": ("cup", "bottle"),
+    "pizza": ("dining table", "knife", "fork", "cup", "wine glass"),
+    "donut": ("cup", "dining table"),
+    "cake": ("fork", "knife", "dining table", "cup"),
+    "chair": ("dining table", "couch", "cup"),
+    "couch": ("tv", "remote", "chair", "potted plant"),
+    "potted plant": ("vase", "chair"),
+    "bed": ("book", "clock", "teddy bear", "chair"),
+    "dining table": ("chair", "cup", "fork", "knife", "bowl", "wine glass", "bottle"),
+    "toilet": ("sink", "toothbrush"),
+    "tv": ("couch", "remote", "chair"),
+    "laptop": ("keyboard", "mouse", "cell phone", "cup", "book"),
+    "mouse": ("keyboard", "laptop"),
+    "remote": ("tv", "couch"),
+    "keyboard": ("mouse", "laptop", "tv"),
+    "cell phone": ("person", "laptop"),
+    "microwave": ("oven", "refrigerator"),
+    "oven": ("microwave", "refrigerator", "sink"),
+    "toaster": ("microwave", "oven"),
+    "sink": ("toilet", "bottle", "cup", "toothbrush"),
+    "refrigerator": ("oven", "microwave", "sink"),
+    "book": ("chair", "couch", "clock", "vase"),
+    "clock": ("book", "vase"),
+    "vase": ("potted plant", "dining table"),
+    "scissors": ("book", "cup"),
+    "teddy bear": ("bed", "person"),
+    "hair drier": ("sink", "toothbrush"),
+    "toothbrush": ("sink", "toilet"),
+}
+
+# Out-of-domain objects for ``ood`` hallucinations: common visible things that are not MSCOCO
+# classes and, checked against the CHAIR synonym list, are not synonyms of one either (so no
+# "table", "phone", "plant", "sofa", "bike", "tv", "glass", "bow", "ball", "seat", "monitor" ...).
+# All of them are in ``objects.ood_nouns.OOD_NOUNS`` so the lexicon extractor finds them, and no
+# template word is (tests/test_models.py checks both).
+OOD_POOL: tuple[str, ...] = (
+    "tree", "building", "lamp", "window", "cloud", "grass", "wall", "shirt", "fence", "mountain",
+    "flower", "road", "curtain", "rug", "pillow", "painting", "mirror", "shelf", "basket", "hat",
+    "jacket", "rock", "bridge", "door", "candle", "blanket", "ladder", "statue", "poster", "bush",
+)  # fmt: skip
+
+# Wrong relations used when a relation is corrupted (none of them is an MSCOCO synonym).
+RELATION_POOL: tuple[str, ...] = (
+    "next to",
+    "behind",
+    "under",
+    "on top of",
+    "holding",
+    "beside",
+    "in front of",
+    "above",
+)
+
+_MASS_NOUNS = {"broccoli", "grass"}
+_PAIR_NOUNS = {"skis", "scissors"}
+
+KINDS = ("frequent", "cooccur", "ood")
+_FALLBACK_KINDS = {"cooccur": ("cooccur", "frequent", "ood"), "frequent": ("frequent", "ood"),
+                   "ood": ("ood", "frequent")}  # fmt: skip
+
+PROFILE_FIELDS: dict[str, str] = {
+    "max_objects": "objects a full-length caption mentions (int >= 1)",
+    "omission_rate": "probability that a present MSCOCO object is left out",
+    "hallucination_rate": "probability per caption slot of one hallucinated object",
+    "style_weights": "relative weights of hallucination kinds {frequent, cooccur, ood}",
+    "frequent_top_k": "frequent hallucinations come from the top-k MSCOCO classes (int >= 1)",
+    "ood_rate": "probability of mentioning each truly visible non-MSCOCO object",
+    "relation_error_rate": "probability that a rendered relation is replaced by a wrong one",
+    "oracle_error_rate": "probability that a Present/Absent oracle answer is flipped",
+    "yes_bias": "probability of answering Yes about an absent object",
+    "yesno_miss_rate": "probability of answering No about a present object",
+}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # Short captions, few hallucinations, mostly frequent objects.
+    "sim-precise": {
+        "max_objects": 3,
+        "omission_rate": 0.2,
+        "hallucination_rate": 0.08,
+        "style_weights": {"frequent": 0.7, "cooccur": 0.3, "ood": 0.0},
+        "frequent_top_k": 10,
+        "ood_rate": 0.2,
+        "relation_error_rate": 0.05,
+        "oracle_error_rate": 0.05,
+        "yes_bias": 0.1,
+        "yesno_miss_rate": 0.05,
+    },
+    # Long captions, many hallucinations, mostly co-occurring objects.
+    "sim-verbose": {
+        "max_objects": 8,
+        "omission_rate": 0.05,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.2, "cooccur": 0.6, "ood": 0.2},
+        "frequent_top_k": 10,
+        "ood_rate": 0.6,
+        "relation_error_rate": 0.2,
+        "oracle_error_rate": 0.1,
+        "yes_bias": 0.3,
+        "yesno_miss_rate": 0.05,
+    },
+    # Medium captions that hallucinate the very top MSCOCO classes; strongly yes-biased.
+    "sim-frequent": {
+        "max_objects": 5,
+        "omission_rate": 0.15,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.9, "cooccur": 0.1, "ood": 0.0},
+        "frequent_top_k": 5,
+        "ood_rate": 0.3,
+        "relation_error_rate": 0.1,
+        "oracle_error_rate": 0.1,
+        "yes_bias": 0.5,
+        "yesno_miss_rate": 0.05,
+    },
+    # Hallucinates out-of-domain objects (trees, lamps, walls) that CHAIR cannot see.
+    "sim-ood": {
+        "max_objects": 6,
+        "omission_rate": 0.1,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.1, "cooccur": 0.1, "ood": 0.8},
+        "frequent_top_k": 10,
+        "ood_rate": 0.5,
+        "relation_error_rate": 0.1,
+        "oracle_error_rate": 0.15,
+        "yes_bias": 0.2,
+        "yesno_miss_rate": 0.1,
+    },
+}
+
+
+def _sha256_json(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _rng(*parts: Any) -> random.Random:
+    """A generator seeded from the sha256 of ``parts`` (never the salted built-in ``hash``)."""
+    return random.Random(int(_sha256_json([str(p) for p in parts])[:16], 16))
+
+
+def _check_rate(name: str, value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{where}: {name} must be a number in [0, 1], got {value!r}")
+
+
+def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
+    """Check a complete profile (every field of :data:`PROFILE_FIELDS`, nothing else)."""
+    unknown = sorted(set(profile) - set(PROFILE_FIELDS))
+    missing = sorted(set(PROFILE_FIELDS) - set(profile))
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown field(s) {unknown}; valid fields: {sorted(PROFILE_FIELDS)}"
+        )
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {missing}")
+    for name in ("max_objects", "frequent_top_k"):
+        value = profile[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: {name} must be an integer >= 1, got {value!r}")
+    for name in PROFILE_FIELDS:
+        if name.endswith("_rate") or name == "yes_bias":
+            _check_rate(name, profile[name], where)
+    weights = profile["style_weights"]
+    if not isinstance(weights, Mapping) or set(weights) - set(KINDS):
+        raise ValueError(
+            f"{where}: style_weights must map a subset of {list(KINDS)} to weights, got {weights!r}"
+        )
+    for kind, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+            raise ValueError(f"{where}: style_weights[{kind!r}] must be >= 0, got {weight!r}")
+    if profile["hallucination_rate"] > 0 and sum(weights.values()) <= 0:
+        raise ValueError(
+            f"{where}: style_weights must have a positive weight when hallucination_rate > 0"
+        )
+    result = copy.deepcopy(dict(profile))
+    result["style_weights"] = {kind: float(weights.get(kind, 0.0)) for kind in KINDS}
+    return result
+
+
+def resolve_profile(
+    profile: str | Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A built-in profile by name (or a complete dict); ``overrides`` replace whole fields."""
+    if isinstance(profile, str):
+        if profile not in PROFILES:
+            raise ValueError(
+                f"unknown sim profile {profile!r}; valid profiles: {', '.join(sorted(PROFILES))}"
+            )
+        base = copy.deepcopy(PROFILES[profile])
+        where = f"sim profile {profile!r}"
+    elif isinstance(profile, Mapping):
+        base = copy.deepcopy(dict(profile))
+        where = "sim profile"
+    else:
+        raise ValueError(
+            f"sim profile must be a name ({', '.join(sorted(PROFILES))}) or a dict, got {profile!r}"
+        )
+    base.update(copy.deepcopy(dict(overrides or {})))
+    return validate_profile(base, where)
+
+
+# ----------------------------------------------------------------------------------------------
+# Instructions and text
+
+
+def instruction_style(instruction: str) -> dict[str, Any]:
+    """Form, length factor and mood of a caption, from keywords of the instruction text."""
+    text = instruction.lower()
+    if "few words" in text or "minimal words" in text or "few descriptive words" in text:
+        form, factor = "terse", 0.5
+    else:
+        form = (
+            "caption"
+            if "caption" in text
+            else "narrative"
+            if "narrative" in text
+            else "description"
+        )
+        short = any(word in text for word in ("brief", "short", "concise", "succinct"))
+        factor = 1.0 if "descriptive" in text or not short else 0.75
+        if "detail" in text:
+            factor = 1.5
+    mood = any(word in text for word in ("mood", "evocative", "essence", "impact"))
+    return {"form": form, "factor": factor, "mood": mood}
+
+
+def noun_phrase(name: str) -> str:
+    """Indefinite noun phrase with the word itself kept intact ("an umbrella", "a pair of skis")."""
+    if name in _MASS_NOUNS:
+        return f"some {name}"
+    if name in _PAIR_NOUNS:
+        return f"a pair of {name}"
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _join(parts: Sequence[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+_MOODS = (
+    "The mood is calm and peaceful.",
+    "It feels lively and bright.",
+    "The atmosphere is warm and quiet.",
+)
+_DESCRIPTION_OPENERS = (
+    "The image shows {}.",
+    "This image shows {}.",
+    "In this photo, there is {}.",
+)
+_DESCRIPTION_MORE = (
+    "There is also {} in the scene.",
+    "In the background, {} can be seen.",
+    "Nearby, there is {}.",
+)
+_CAPTION_LINKS = (" with ", " next to ", " together with ")
+_NARRATIVES = (
+    "In this scene, {} is seen with {}.",
+    "A quiet moment: {} near {}.",
+    "Here {} shares the scene with {}.",
+)
+_EMPTY = "A photo with no clear subject."
+
+
+def compose_text(chunks: Sequence[tuple[str, str]], style: Mapping[str, Any], variant: int) -> str:
+    """Render ``(phrase, bare word)`` chunks in the instruction's form with template ``variant``."""
+    if not chunks:
+        return _EMPTY
+    phrases = [phrase for phrase, _ in chunks]
+    form = style["form"]
+    if form == "terse":
+        if variant % 2 == 0:
+            text = _cap(", ".join(bare for _, bare in chunks)) + "."
+        else:
+            text = _cap(_join(phrases)) + "."
+    elif form == "caption":
+        if len(phrases) == 1:
+            text = f"A photo of {phrases[0]}."
+        else:
+            text = _cap(phrases[0]) + _CAPTION_LINKS[variant % 3] + _join(phrases[1:]) + "."
+    elif form == "narrative":
+        if len(phrases) == 1:
+            text = f"In this scene, {phrases[0]} takes the center."
+        else:
+            text = _NARRATIVES[variant % 3].format(phrases[0], _join(phrases[1:]))
+    else:
+        head = phrases[:2] if style["factor"] >= 1.0 else phrases
+        text = _DESCRIPTION_OPENERS[variant % 3].format(_join(head))
+        rest = phrases[len(head) :]
+        if rest:
+            text += " " + _DESCRIPTION_MORE[variant % 3].format(_join(rest))
+    if style["mood"]:
+        text += " " + _MOODS[variant % 3]
+    return text
+
+
+# ----------------------------------------------------------------------------------------------
+# Prompts of the discriminative tasks
+
+_OBJECT_PATTERNS = (
+    re.compile(r"does the image contain (?:an? |the |any )?(.+?)\s*\?", re.IGNORECASE),
+    re.compile(r"is there (?:an? |any |the )?(.+?) in the (?:image|picture|photo)", re.IGNORECASE),
+    re.compile(r"are there (?:any )?(.+?) in the (?:image|picture|photo)", re.IGNORECASE),
+)
+
+
+def question_object(prompt: str) -> str:
+    """The object a Present/Absent or yes/no question asks about."""
+    for pattern in _OBJECT_PATTERNS:
+        match = pattern.search(prompt)
+        if match:
+            return match.group(1).strip().lower()
+    raise ValueError(
+        f"cannot find the object in the question {prompt!r}; expected 'Does the image contain "
+        "<object>?' or 'Is there a <object> in the image?'"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The model
+
+
+class SimulatedLVLM:
+    """A simulated LVLM over annotated items (see the module docstring for its exact behaviour)."""
+
+    def __init__(
+        self, name: str, profile: Mapping[str, Any], items: Mapping[str, Mapping[str, Any]]
+    ) -> None:
+        self.name = name
+        self.profile = validate_profile(profile, f"sim profile of model {name!r}")
+        self.items = {str(k): dict(v) for k, v in items.items()}
+        self._frequency = frequency_order()
+        revision = _sha256_json(
+            {
+                "version": SIM_VERSION,
+                "profile": self.profile,
+                "items": self.items,
+                "frequency": list(self._frequency),
+                "cooccurrence": COOCCURRENCE,
+                "ood": list(OOD_POOL),
+                "relations": list(RELATION_POOL),
+            }
+        )
+        self._identity = {
+            "backend": "sim",
+            "name": name,
+            "revision": f"sim{SIM_VERSION}-{revision[:16]}",
+        }
+
+    @property
+    def identity(self) -> dict:
+        """Name plus a revision that changes with the profile, the annotations or the tables."""
+        return dict(self._identity)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Answer each request (same order)."""
+        return [self._answer(request) for request in requests]
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _item(self, request: Request) -> dict[str, Any]:
+        if request.image_id is None or str(request.image_id) not in self.items:
+            raise ValueError(
+                f"sim model {self.name!r}: request {request.request_id!r} names image "
+                f"{request.image_id!r}, which is not among its {len(self.items)} annotated items"
+            )
+        return self.items[str(request.image_id)]
+
+    def _answer(self, request: Request) -> Response:
+        item = self._item(request)
+        rng = _rng(
+            self.name, request.params.get("seed", 0), request.image_id, request.prompt, request.task
+        )
+        if request.task == "caption":
+            text, meta = self._caption(item, request.prompt, rng)
+        elif request.task in ("oracle", "yesno"):
+            text, meta = self._judge(item, request.prompt, request.task, rng)
+        else:
+            raise ValueError(
+                f"sim model {self.name!r} cannot answer task {request.task!r} "
+                f"(request {request.request_id!r}); it answers caption, oracle and yesno"
+            )
+        return Response(
+            request_id=request.request_id,
+            text=text,
+            model=self.name,
+            identity=self.identity,
+            meta=meta,
+        )
+
+    def _judge(
+        self, item: Mapping[str, Any], prompt: str, task: str, rng: random.Random
+    ) -> tuple[str, dict]:
+        name = question_object(prompt)
+        known = [
+            str(o).lower()
+            for o in list(item.get("gt_objects", [])) + list(item.get("other_objects", []))
+        ]
+        truth = name in known or (name.endswith("s") and name[:-1] in known)
+        p = self.profile
+        if task == "oracle":
+            flipped = rng.random() < p["oracle_error_rate"]
+            answer = truth != flipped
+            text = "Present" if answer else "Absent"
+        else:
+            answer = rng.random() >= p["yesno_miss_rate"] if truth else rng.random() < p["yes_bias"]
+            flipped = answer != truth
+            text = (
+                f"Yes, there is {noun_phrase(name)} in the image."
+                if answer
+                else f"No, there is no {name} in the image."
+            )
+        return text, {"object": name, "truth": truth, "answer": answer, "flipped": flipped}
+
+    def _pick_hallucination(
+        self,
+        kind: str,
+        gt: list[str],
+        used: list[str],
+        mentioned: list[str],
+        others: list[str],
+        rng: random.Random,
+    ) -> tuple[str, str] | None:
+        for attempt in _FALLBACK_KINDS[kind]:
+            if attempt == "frequent":
+                absent = [c for c in self._frequency if c not in gt]
+                top = [c for c in absent[: self.profile["frequent_top_k"]] if c not in used]
+                candidates = top or [c for c in absent if c not in used]
+            elif attempt == "cooccur":
+                triggers = mentioned or gt
+                candidates = []
+                for present in triggers:
+                    for c in COOCCURRENCE.get(present, ()):
+                        if c not in gt and c not in used and c not in candidates:
+                            candidates.append(c)
+            else:
+                candidates = [o for o in OOD_POOL if o not in others and o not in used]
+            if candidates:
+                return rng.choice(candidates), attempt
+        return None
+
+    def _caption(
+        self, item: Mapping[str, Any], instruction: str, rng: random.Random
+    ) -> tuple[str, dict]:
+        p = self.profile
+        style = instruction_style(instruction)
+        variant = int(_sha256_json([self.name, instruction])[:8], 16)
+        slots = max(1, math.floor(p["max_objects"] * style["factor"] + 0.5))
+        gt = sorted(str(o) for o in item.get("gt_objects", []))
+        others = sorted(
+            str(o).lower() for o in item.get("other_objects", []) if str(o).lower() not in gt
+        )
+
+        order = list(gt)
+        rng.shuffle(order)
+        kept = [o for o in order if rng.random() >= p["omission_rate"]][:slots]
+        other_order = list(others)
+        rng.shuffle(other_order)
+        kept_other = [o for o in other_order if rng.random() < p["ood_rate"]][
+            : max(1, slots - len(kept))
+        ]
+        mentions = kept + kept_other
+        rng.shuffle(mentions)
+
+        # Relations between mentioned objects become one chunk at the subject's or object's place.
+        chunks: list[dict[str, Any]] = [
+            {"objects": [m], "phrase": noun_phrase(m), "bare": m} for m in mentions
+        ]
+        relations_meta: list[dict[str, Any]] = []
+        if style["form"] != "terse":
+            for triplet in item.get("relations", []) or []:
+                if len(triplet) != 3:
+                    continue
+                subj, rel, obj = (str(x) for x in triplet)
+                spots = {c["objects"][0]: i for i, c in enumerate(chunks) if len(c["objects"]) == 1}
+                if subj == obj or subj not in spots or obj not in spots:
+                    continue
+                correct = rng.random() >= p["relation_error_rate"]
+                used_rel = rel if correct else rng.choice([r for r in RELATION_POOL if r != rel])
+                first, second = sorted((spots[subj], spots[obj]))
+                chunks[first] = {
+                    "objects": [subj, obj],
+                    "phrase": f"{noun_phrase(subj)} {used_rel} {noun_phrase(obj)}",
+                    "bare": f"{subj} {used_rel} {obj}",
+                }
+                del chunks[second]
+                relations_meta.append(
+                    {"subject": subj, "relation": used_rel, "object": obj, "correct": correct}
+                )
+
+        # Hallucinations: one chance per slot, inserted after the first chunk.
+        weights = [p["style_weights"][k] for k in KINDS]
+        injected: list[dict[str, str]] = []
+        used: list[str] = []
+        for _ in range(slots):
+            if p["hallucination_rate"] <= 0 or rng.random() >= p["hallucination_rate"]:
+                continue
+            kind = rng.choices(KINDS, weights=weights)[0]
+            picked = self._pick_hallucination(kind, gt, used, kept, others, rng)
+            if picked is None:
+                continue
+            name, actual = picked
+            used.append(name)
+            chunk = {
+                "objects": [name],
+                "phrase": noun_phrase(name),
+                "bare": name,
+                "injected": actual,
+            }
+            chunks.insert(rng.randint(1, len(chunks)) if chunks else 0, chunk)
+
+        text = compose_text([(c["phrase"], c["bare"]) for c in chunks], style, variant)
+        in_order = [o for c in chunks for o in c["objects"]]
+        injected = [
+            {"name": c["objects"][0], "kind": c["injected"]} for c in chunks if "injected" in c
+        ]
+        meta = {
+            "injected": injected,
+            "mentioned": [o for o in in_order if o in kept],
+            "mentioned_other": [o for o in in_order if o in kept_other],
+            "omitted": [o for o in gt if o not in kept],
+            "relations": relations_meta,
+            "slots": slots,
+            "style": style["form"],
+        }
+        return text, meta
+
+
+def sim_items(
+    items: Mapping[str, Mapping[str, Any]] | Sequence[Mapping[str, Any]] | None,
+) -> dict[str, dict]:
+    """Items keyed by image id, from a mapping or a list of ``items.jsonl`` records."""
+    if items is None:
+        raise ValueError("the sim backend needs the dataset items (make_backend(spec, items=...))")
+    if isinstance(items, Mapping):
+        return {str(k): dict(v) for k, v in items.items()}
+    return {str(record["image_id"]): dict(record) for record in items}
+
+
+@register_backend("sim")
+def from_spec(
+    spec: Mapping[str, Any], items: Any = None, model_name: str | None = None, **_: Any
+) -> SimulatedLVLM:
+    """``{"backend": "sim", "name": ..., "profile": <built-in name or dict>, "overrides": {...}}``.
+
+    The model name is ``spec["name"]``, else the ``model_name`` context (the ``params.yaml`` model
+    id), else the profile name; ``profile`` defaults to the name, so
+    ``{"backend": "sim", "profile": "sim-verbose"}`` is enough.
+    """
+    name = spec.get("name") or model_name or spec.get("profile")
+    if not isinstance(name, str):
+        raise ValueError(f"sim model spec needs a 'name' (or a profile name): {dict(spec)!r}")
+    profile = resolve_profile(spec.get("profile", name), spec.get("overrides"))
+    return SimulatedLVLM(name, profile, sim_items(items))
