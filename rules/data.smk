@@ -3,7 +3,7 @@ rule data_items:
     input:
         annotations=config["data"]["annotations"],
     output:
-        items="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
         images=directory("results/data/{dataset}/images"),
     params:
         dataset="{dataset}",
@@ -11,7 +11,7 @@ rule data_items:
         "logs/data/{dataset}.log",
     shell:
         "{PY} -m halluscope.cli stage-data --dataset {params.dataset} "
-        "--annotations {input.annotations} --items {output.items} --images {output.images} "
+        "--annotations {input.annotations} --items {output.item_file} --images {output.images} "
         "> {log} 2>&1"
 
 

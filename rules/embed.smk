@@ -2,7 +2,7 @@ rule embed:
     """Vectors for every object name, GT object and frequent object of the dataset."""
     input:
         objects=object_files(),
-        items="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
     output:
         vectors="results/embeddings/{dataset}/{embedder}.npz",
         missing="results/embeddings/{dataset}/{embedder}.missing.json",
@@ -13,7 +13,7 @@ rule embed:
         "logs/embed/{dataset}/{embedder}.log",
     shell:
         "{PY} -m halluscope.cli stage-embed --embedder-id {wildcards.embedder} --spec {params.spec} "
-        "--frequent {params.frequent} --items {input.items} --out {output.vectors} "
+        "--frequent {params.frequent} --items {input.item_file} --out {output.vectors} "
         "--missing {output.missing} {input.objects} > {log} 2>&1"
 
 

@@ -1,7 +1,7 @@
 rule generate:
     """Caption every image with one model and one instruction, through the response cache."""
     input:
-        items="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
     output:
         "results/responses/{dataset}/{model}/{instruction}.jsonl",
     params:
@@ -15,7 +15,7 @@ rule generate:
     log:
         "logs/generate/{dataset}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-generate --items {input.items} --model-id {wildcards.model} "
+        "{PY} -m halluscope.cli stage-generate --items {input.item_file} --model-id {wildcards.model} "
         "--model {params.model} --instruction-id {wildcards.instruction} "
         "--instruction {params.instruction} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "

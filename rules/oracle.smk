@@ -2,7 +2,7 @@ rule oracle:
     """Presence decision for every out-of-domain object (demo: from the authored annotations)."""
     input:
         objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
-        items="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
     output:
         "results/oracle/{dataset}/{model}/{instruction}.jsonl",
     params:
@@ -10,7 +10,7 @@ rule oracle:
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-oracle --objects {input.objects} --items {input.items} "
+        "{PY} -m halluscope.cli stage-oracle --objects {input.objects} --items {input.item_file} "
         "--method {params.method} --out {output} > {log} 2>&1"
 
 

@@ -6,7 +6,7 @@ rule score:
     input:
         objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
         oracle="results/oracle/{dataset}/{model}/{instruction}.jsonl",
-        items="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
         vectors=ancient("results/embeddings/{dataset}/{embedder}.npz"),
     output:
         captions="results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
@@ -20,7 +20,7 @@ rule score:
         "logs/score/{dataset}/{embedder}/{model}/{instruction}.log",
     shell:
         "{PY} -m halluscope.cli stage-score --objects {input.objects} --oracle {input.oracle} "
-        "--items {input.items} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
+        "--items {input.item_file} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
         "--frequent {params.frequent} --model-id {wildcards.model} "
         "--instruction-id {wildcards.instruction} --embedder-id {wildcards.embedder} "
         "--out-captions {output.captions} --out-objects {output.objects} > {log} 2>&1"
