@@ -1,6 +1,5 @@
 # halluscope workflow: wiring only. Stage logic lives in rules/*.smk and src/halluscope.
 # Run: snakemake --cores 8 results/tables/   (see README.md)
-import sys
 
 from snakemake.utils import min_version
 

@@ -3,7 +3,6 @@ from halluscope.config import validate as validate_params
 
 validate_params(config, source="params.yaml (+ any --configfile/--config overrides)")
 
-PY = sys.executable
 DATASET = config["data"]["dataset"]
 MODELS = config["generate"]["models"]
 INSTRUCTIONS = config["generate"]["instructions"]

@@ -7,10 +7,12 @@ rule data_items:
         images=directory("results/data/{dataset}/images"),
     params:
         dataset="{dataset}",
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/data/{dataset}.log",
     shell:
-        "{PY} -m halluscope.cli stage-data --dataset {params.dataset} "
+        "halluscope stage-data --dataset {params.dataset} "
         "--annotations {input.annotations} --items {output.item_file} --images {output.images} "
         "> {log} 2>&1"
 

@@ -9,10 +9,12 @@ rule embed:
     params:
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
         frequent=json_arg(config["caos"]["frequent"]),
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/embed/{dataset}/{embedder}.log",
     shell:
-        "{PY} -m halluscope.cli stage-embed --embedder-id {wildcards.embedder} --spec {params.spec} "
+        "halluscope stage-embed --embedder-id {wildcards.embedder} --spec {params.spec} "
         "--frequent {params.frequent} --items {input.item_file} --out {output.vectors} "
         "--missing {output.missing} {input.objects} > {log} 2>&1"
 

@@ -8,10 +8,12 @@ rule extract:
         synonyms=config["extract"]["synonyms"],
         variant=config["extract"]["variant"],
         lexicon=config["extract"]["ood_lexicon"],
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-extract --responses {input.responses} "
+        "halluscope stage-extract --responses {input.responses} "
         "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
         "--out {output} > {log} 2>&1"
 

@@ -15,10 +15,12 @@ rule figure:
         k=config["caos"]["k"],
         table1=json_arg(config["tables"]["table1_instructions"]),
         embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/figures/{figure}.log",
     shell:
-        "{PY} -m halluscope.cli stage-figure --figure {wildcards.figure} "
+        "halluscope stage-figure --figure {wildcards.figure} "
         "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
         "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
         "--table1 {params.table1} --embedders {params.embedders} "

@@ -12,10 +12,12 @@ rule generate:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/generate/{dataset}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-generate --items {input.item_file} --model-id {wildcards.model} "
+        "halluscope stage-generate --items {input.item_file} --model-id {wildcards.model} "
         "--model {params.model} --instruction-id {wildcards.instruction} "
         "--instruction {params.instruction} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "

@@ -7,10 +7,12 @@ rule oracle:
         "results/oracle/{dataset}/{model}/{instruction}.jsonl",
     params:
         method=config["oracle"]["method"],
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-oracle --objects {input.objects} --items {input.item_file} "
+        "halluscope stage-oracle --objects {input.objects} --items {input.item_file} "
         "--method {params.method} --out {output} > {log} 2>&1"
 
 

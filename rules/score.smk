@@ -16,10 +16,12 @@ rule score:
         k_max=config["caos"]["k_max"],
         frequent=json_arg(config["caos"]["frequent"]),
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/score/{dataset}/{embedder}/{model}/{instruction}.log",
     shell:
-        "{PY} -m halluscope.cli stage-score --objects {input.objects} --oracle {input.oracle} "
+        "halluscope stage-score --objects {input.objects} --oracle {input.oracle} "
         "--items {input.item_file} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
         "--frequent {params.frequent} --model-id {wildcards.model} "
         "--instruction-id {wildcards.instruction} --embedder-id {wildcards.embedder} "
@@ -36,10 +38,12 @@ rule summarize:
     params:
         table1=json_arg(config["tables"]["table1_instructions"]),
         k=config["caos"]["k"],
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/summarize/{dataset}.log",
     shell:
-        "{PY} -m halluscope.cli stage-summarize --table1 {params.table1} --k {params.k} "
+        "halluscope stage-summarize --table1 {params.table1} --k {params.k} "
         "--out-summary {output.summary} --out-objects {output.objects} {input} > {log} 2>&1"
 
 

@@ -12,10 +12,12 @@ rule caos_tables:
         models=json_arg(MODELS),
         instructions=json_arg(INSTRUCTIONS),
         embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/tables/{dataset}.log",
     shell:
-        "{PY} -m halluscope.cli stage-tables --summary {input.summary} "
+        "halluscope stage-tables --summary {input.summary} "
         "--decimals {params.decimals} --k {params.k} --models {params.models} "
         "--instructions {params.instructions} --embedders {params.embedders} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
@@ -32,7 +34,9 @@ rule tables:
         ),
     output:
         directory("results/tables"),
+    conda:
+        "../envs/halluscope.yaml"
     log:
         "logs/tables/assemble.log",
     shell:
-        "{PY} -m halluscope.cli stage-assemble --out-dir {output} {input} > {log} 2>&1"
+        "halluscope stage-assemble --out-dir {output} {input} > {log} 2>&1"
