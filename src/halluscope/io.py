@@ -15,6 +15,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 class InputError(ValueError):
     """Bad input: the message names the file, the line or record, and what was expected."""
@@ -26,6 +29,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; artifacts get normal permissions
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

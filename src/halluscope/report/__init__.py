@@ -1,0 +1,57 @@
+"""Reporting: booktabs LaTeX tables and deterministic figures built from the score CSVs.
+
+Kept free of pipeline state so the paper's tables and figures can be regenerated from
+``results/scores/{dataset}/summary.csv`` and ``objects.csv`` alone. The helpers here are shared
+by :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+#: Pooled ``instruction_id`` values of summary.csv (everything else is one instruction).
+POOLED_INSTRUCTIONS: tuple[str, ...] = ("table1", "all")
+
+#: Display names of the embedders (the paper's spelling); unknown ids are shown as they are.
+EMBEDDER_LABELS: dict[str, str] = {"glove": "GloVe", "minilm": "MiniLM-L6", "word2vec": "word2vec"}
+
+#: Per-caption grouping of objects.csv: one caption = one (model, embedder, instruction, image).
+CAPTION_KEYS: tuple[str, ...] = ("model", "embedder", "instruction_id", "image_id")
+
+
+def embedder_label(embedder: str) -> str:
+    """Paper spelling of an embedder id, so tables and figures agree on names."""
+    return EMBEDDER_LABELS.get(embedder, embedder)
+
+
+def is_simulated(models: Iterable[str]) -> bool:
+    """True if any model is a simulated LVLM (id ``sim-*``): outputs must then say so."""
+    return any(str(m).startswith("sim-") for m in models)
+
+
+def caption_then_mean(
+    df: pd.DataFrame, column: str, by: Sequence[str] = ("model", "embedder")
+) -> pd.Series:
+    """CAOS aggregation of a per-object column: mean over captions of each caption's object mean.
+
+    This is the paper's aggregation (a caption with many hallucinated objects counts once, as in
+    Algorithm 1), not the plain mean over objects. Objects are grouped into captions by
+    ``CAPTION_KEYS``; NaN values (e.g. no ground-truth object to compare with) are skipped, and a
+    caption whose values are all NaN drops out of the outer mean. Returns a Series indexed by
+    ``by`` (a subset of ``CAPTION_KEYS``), sorted, named ``column``.
+    """
+    by = list(by)
+    unknown = [key for key in by if key not in CAPTION_KEYS]
+    if unknown:
+        raise ValueError(f"caption_then_mean: by={unknown} not in {list(CAPTION_KEYS)}")
+    missing = [key for key in [*CAPTION_KEYS, column] if key not in df.columns]
+    if missing:
+        raise ValueError(f"caption_then_mean: missing columns {missing}")
+    values = pd.to_numeric(df[column], errors="coerce")
+    frame = df[list(CAPTION_KEYS)].assign(_value=values)
+    per_caption = frame.groupby(list(CAPTION_KEYS), sort=True)["_value"].mean()
+    result = per_caption.groupby(level=by, sort=True).mean()
+    result.name = column
+    return result

@@ -1,0 +1,502 @@
+"""Figures 3-6 of the CAOS paper, rendered deterministically (same inputs -> same bytes).
+
+Determinism needs more than fixed data: the PDF and PNG writers stamp dates and software
+versions, seaborn's default font list prefers whatever Arial-like font the machine has, and
+strip-plot jitter is random. So every figure is drawn inside :func:`style_context` (bundled
+DejaVu Sans only, fixed hash salt), points are placed with a swarm layout instead of random jitter,
+and :func:`savefig` removes the date/version metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from halluscope.io import atomic_write_bytes  # noqa: E402
+from halluscope.report import (  # noqa: E402
+    POOLED_INSTRUCTIONS,
+    caption_then_mean,
+    embedder_label,
+    is_simulated,
+)
+from halluscope.report.tables import summary_rows, summary_value  # noqa: E402
+
+#: Metadata keys that matplotlib would fill with dates or versions; None removes them.
+PDF_METADATA: dict[str, Any] = {
+    "CreationDate": None,
+    "ModDate": None,
+    "Producer": None,
+    "Creator": None,
+}
+PNG_METADATA: dict[str, Any] = {"Software": None}
+
+_CAOS_MATH: dict[str, str] = {
+    "CAOS_T": r"CAOS$_{T}$",
+    "CAOS_X": r"CAOS$_{X}$",
+    "CAOS_K": r"CAOS$_{K}$",
+    "CAOS_TX": r"CAOS$_{T/X}$",
+    "CAOS_XK": r"CAOS$_{X/K}$",
+    "CAOS_avg": r"CAOS$_{avg}$",
+}
+
+
+def _rc() -> dict[str, Any]:
+    """rcParams for all figures: seaborn's whitegrid look, machine-independent fonts."""
+    rc: dict[str, Any] = {}
+    rc.update(sns.axes_style("whitegrid"))
+    rc.update(sns.plotting_context("paper", font_scale=1.15))
+    rc.update(
+        {
+            "font.family": "sans-serif",
+            "font.sans-serif": ["DejaVu Sans"],  # bundled with matplotlib: same glyphs everywhere
+            "mathtext.fontset": "dejavusans",
+            "pdf.fonttype": 42,
+            "svg.hashsalt": "halluscope",
+            "savefig.dpi": 200,
+            "figure.dpi": 100,
+            "axes.titleweight": "bold",
+        }
+    )
+    return rc
+
+
+@contextmanager
+def style_context() -> Iterator[None]:
+    """Apply the figure style locally, so importing this module changes no global state."""
+    with matplotlib.rc_context(_rc()):
+        yield
+
+
+def savefig(fig: Figure, stem: str | Path, dpi: int = 200) -> list[Path]:
+    """Write ``{stem}.pdf`` and ``{stem}.png`` without dates or versions, atomically.
+
+    Returns the two paths. The figure is not closed (the caller owns it).
+    """
+    paths = [Path(f"{stem}.pdf"), Path(f"{stem}.png")]
+    for path, fmt, metadata in ((paths[0], "pdf", PDF_METADATA), (paths[1], "png", PNG_METADATA)):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, bbox_inches="tight")
+        atomic_write_bytes(path, buffer.getvalue())
+    return paths
+
+
+def _palette(models: Sequence[str]) -> dict[str, Any]:
+    """One fixed colour per model, in the given model order, shared by all figures."""
+    colours = sns.color_palette("colorblind", n_colors=max(len(models), 1))
+    return {model: colours[i % len(colours)] for i, model in enumerate(models)}
+
+
+def _labels(models: Sequence[str], model_labels: Mapping[str, str] | None) -> dict[str, str]:
+    return {m: (model_labels or {}).get(m, m) for m in models}
+
+
+def _title(text: str, models: Sequence[str]) -> str:
+    return f"{text} (simulated LVLMs)" if is_simulated(models) else text
+
+
+def _select(
+    objects: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    instructions: Sequence[str] | None,
+) -> pd.DataFrame:
+    keep = objects["model"].isin(models) & objects["embedder"].isin(embedders)
+    if instructions is not None:
+        keep &= objects["instruction_id"].astype(str).isin(list(instructions))
+    return objects[keep]
+
+
+def _finish(fig: Figure, stem: str | Path) -> list[Path]:
+    paths = savefig(fig, stem)
+    plt.close(fig)
+    return paths
+
+
+def plot_radar(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    stem: str | Path,
+    *,
+    instruction_id: str = "table1",
+    model_labels: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Figure 3: one polygon per model over the 'comparable' axes (all larger-is-better).
+
+    Axes: precision, recall, objects per caption / 5, 1 - CHAIR_S, POPE-F1 (only if some model
+    has it), and per embedder CAOS_{T/X}, CAOS_{X/K}, 2 x CAOS_avg; the scalings are the paper's,
+    so all axes share roughly the [0, 1] range. CAOS_T/X/K alone are left out, as in the paper.
+    """
+    rows = summary_rows(summary, instruction_id)
+    axes_spec: list[tuple[str, str, str | None, float, float]] = [
+        # (label, column, embedder or None for any, scale, offset): value = offset + scale * x
+        ("Precision", "precision", None, 1.0, 0.0),
+        ("Recall", "recall", None, 1.0, 0.0),
+        ("# Objects / 5", "objects_per_caption", None, 0.2, 0.0),
+        ("1 − CHAIR$_S$", "CHAIR_S", None, -1.0, 1.0),
+    ]
+    pope = [summary_value(rows, m, embedders, "POPE_F1") for m in models]
+    if not all(math.isnan(v) for v in pope):
+        axes_spec.append(("POPE-F1", "POPE_F1", None, 1.0, 0.0))
+    for embedder in embedders:
+        name = embedder_label(embedder)
+        axes_spec += [
+            (f"{_CAOS_MATH['CAOS_TX']}\n({name})", "CAOS_TX", embedder, 1.0, 0.0),
+            (f"{_CAOS_MATH['CAOS_XK']}\n({name})", "CAOS_XK", embedder, 1.0, 0.0),
+            (f"2 × {_CAOS_MATH['CAOS_avg']}\n({name})", "CAOS_avg", embedder, 2.0, 0.0),
+        ]
+    angles = np.linspace(0.0, 2.0 * np.pi, len(axes_spec), endpoint=False)
+    closed = np.append(angles, angles[0])
+    palette = _palette(models)
+    labels = _labels(models, model_labels)
+    top = 1.0
+    with style_context():
+        fig = plt.figure(figsize=(7.5, 6.5))
+        ax = fig.add_subplot(projection="polar")
+        ax.set_theta_offset(np.pi / 2)
+        ax.set_theta_direction(-1)
+        for model in models:
+            values = np.array(
+                [
+                    offset + scale * summary_value(rows, model, [emb] if emb else embedders, column)
+                    for _label, column, emb, scale, offset in axes_spec
+                ]
+            )
+            if np.isfinite(values).any():
+                top = max(top, float(np.nanmax(values)))
+            ring = np.append(values, values[0])
+            ax.plot(
+                closed,
+                ring,
+                color=palette[model],
+                linewidth=1.8,
+                marker="o",
+                markersize=3.5,
+                label=labels[model],
+            )
+            ax.fill(closed, np.nan_to_num(ring), color=palette[model], alpha=0.08)
+        ax.set_xticks(angles)
+        ax.set_xticklabels([spec[0] for spec in axes_spec])
+        ax.tick_params(axis="x", pad=6)
+        for text, angle in zip(ax.get_xticklabels(), angles, strict=True):
+            # Clockwise from the top: labels on the right start at the spoke, left ones end there.
+            side = math.sin(angle)
+            text.set_horizontalalignment(
+                "left" if side > 0.1 else "right" if side < -0.1 else "center"
+            )
+        ax.set_ylim(0.0, math.ceil(top * 5.0) / 5.0)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5, prune="lower"))
+        ax.tick_params(axis="y", labelsize="small", labelcolor="0.4")
+        ax.set_rlabel_position(180.0 / len(axes_spec))  # between the first two axes
+        ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.05), frameon=False, title="Model")
+        ax.set_title(_title("Hallucination metrics per model", models), pad=40)
+        return _finish(fig, stem)
+
+
+def ksweep_frame(
+    objects: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    ks: Sequence[int] = tuple(range(1, 11)),
+    instructions: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """CAOS_K for each k (columns ``sim_K{k}`` of objects.csv), CAOS-aggregated per caption.
+
+    Long format: model, embedder, k, CAOS_K. Exposed so tests and notebooks can check the numbers
+    behind Figure 4.
+    """
+    selected = _select(objects, models, embedders, instructions)
+    parts = []
+    for k in ks:
+        series = caption_then_mean(selected, f"sim_K{k}")
+        parts.append(series.rename("CAOS_K").reset_index().assign(k=int(k)))
+    frame = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["model", "embedder", "CAOS_K", "k"])
+    )
+    return frame[["model", "embedder", "k", "CAOS_K"]]
+
+
+def plot_ksweep(
+    objects: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    stem: str | Path,
+    *,
+    ks: Sequence[int] = tuple(range(1, 11)),
+    instructions: Sequence[str] | None = None,
+    highlight_k: int | None = 3,
+    model_labels: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Figure 4: CAOS_K against k (one panel per embedder, one line per model).
+
+    Where the curves flatten shows how many of the most frequent training objects attract the
+    hallucinations; ``highlight_k`` marks the k used in the tables. ``instructions`` restricts the
+    objects (e.g. to the Table 1 instructions); None keeps all rows.
+    """
+    frame = ksweep_frame(objects, models, embedders, ks, instructions)
+    palette = _palette(models)
+    labels = _labels(models, model_labels)
+    with style_context():
+        fig, axes = plt.subplots(
+            1, len(embedders), figsize=(4.6 * len(embedders), 3.8), sharey=True, squeeze=False
+        )
+        for ax, embedder in zip(axes[0], embedders, strict=True):
+            for model in models:
+                line = frame[
+                    (frame["model"] == model) & (frame["embedder"] == embedder)
+                ].sort_values("k")
+                ax.plot(
+                    line["k"],
+                    line["CAOS_K"],
+                    marker="o",
+                    markersize=4,
+                    linewidth=1.6,
+                    color=palette[model],
+                    label=labels[model],
+                )
+            if highlight_k is not None:
+                ax.axvline(highlight_k, color="0.5", linestyle="--", linewidth=1.0)
+            ax.set_xticks(list(ks))
+            ax.set_xlabel("$k$ (most frequent MSCOCO objects)")
+            ax.set_title(embedder_label(embedder))
+        axes[0][0].set_ylabel(_CAOS_MATH["CAOS_K"])
+        handles, names = axes[0][0].get_legend_handles_labels()
+        fig.legend(
+            handles,
+            names,
+            loc="center left",
+            bbox_to_anchor=(1.0, 0.5),
+            frameon=False,
+            title="Model",
+        )
+        fig.suptitle(_title("CAOS$_{K}$ for k = 1…10", models))
+        fig.tight_layout()
+        return _finish(fig, stem)
+
+
+def subset_names(n_top: int = 3) -> list[str]:
+    """Names of the Figure 5 subsets, in plotting order."""
+    return ["All", "In-domain (MSCOCO)", "Out-of-domain", f"Without top-{n_top}"]
+
+
+def subsets_frame(
+    objects: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    top_names: Sequence[str],
+    *,
+    k: int = 3,
+    instructions: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """CAOS_T, CAOS_X, CAOS_K (k=``k``) on subsets of the hallucinated objects.
+
+    Subsets: all; in-domain (MSCOCO) only; out-of-domain only; all but the ``top_names`` (the
+    most frequent MSCOCO objects). Each subset is re-aggregated per caption, so a caption whose
+    hallucinations all fall outside the subset drops out. Long format: model, embedder, subset,
+    metric, value.
+    """
+    selected = _select(objects, models, embedders, instructions)
+    in_domain = _as_bool(selected["in_domain"])
+    top = {str(name).lower() for name in top_names}
+    without_top = ~selected["name"].astype(str).str.lower().isin(top)
+    everything = pd.Series(True, index=selected.index)
+    masks = [everything, in_domain, ~in_domain, without_top]
+    subsets = {
+        name: selected[mask] for name, mask in zip(subset_names(len(top_names)), masks, strict=True)
+    }
+    parts = []
+    for subset, frame in subsets.items():
+        for metric, column in (("CAOS_T", "sim_T"), ("CAOS_X", "sim_X"), ("CAOS_K", f"sim_K{k}")):
+            series = caption_then_mean(frame, column)
+            parts.append(series.rename("value").reset_index().assign(subset=subset, metric=metric))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["model", "embedder", "subset", "metric", "value"]]
+
+
+def _subset_label(subset: str) -> str:
+    """Two-line tick labels, so the four subset names fit without rotation."""
+    if subset.startswith("In-domain"):
+        return "In-domain\n(MSCOCO)"
+    return subset.replace("Out-of-domain", "Out-of-\ndomain").replace("Without ", "Without\n")
+
+
+def _as_bool(values: pd.Series) -> pd.Series:
+    """objects.csv writes in_domain as true/false; accept booleans and common spellings."""
+    if values.dtype == bool:
+        return values
+    return values.astype(str).str.strip().str.lower().isin({"true", "1", "yes"})
+
+
+def plot_subsets(
+    objects: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    stem: str | Path,
+    *,
+    top_names: Sequence[str],
+    k: int = 3,
+    instructions: Sequence[str] | None = None,
+    model_labels: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Figure 5: CAOS_T/X/K per subset of hallucinated objects (rows: embedders, columns: scores).
+
+    Shows whether out-of-domain hallucinations relate to the image (T, X) and whether the frequent
+    objects (K) drive the in-domain ones; the without-top-k bars test how much the few most
+    frequent objects alone explain.
+    """
+    frame = subsets_frame(objects, models, embedders, top_names, k=k, instructions=instructions)
+    frame = frame.assign(model=frame["model"].map(_labels(models, model_labels)))
+    labels = _labels(models, model_labels)
+    palette = {labels[m]: colour for m, colour in _palette(models).items()}
+    frame = frame.assign(subset=frame["subset"].map(_subset_label))
+    # Fixed order, so an empty subset (e.g. no out-of-domain object) shows as a gap, not a shift.
+    order = [_subset_label(name) for name in subset_names(len(top_names))]
+    metrics = ["CAOS_T", "CAOS_X", "CAOS_K"]
+    with style_context():
+        fig, axes = plt.subplots(
+            len(embedders), 3, figsize=(13.0, 3.6 * len(embedders)), sharey=True, squeeze=False
+        )
+        for row, embedder in enumerate(embedders):
+            for col, metric in enumerate(metrics):
+                ax = axes[row][col]
+                data = frame[(frame["embedder"] == embedder) & (frame["metric"] == metric)]
+                sns.barplot(
+                    data=data,
+                    x="subset",
+                    y="value",
+                    hue="model",
+                    order=order,
+                    hue_order=[labels[m] for m in models],
+                    palette=palette,
+                    errorbar=None,
+                    saturation=1.0,
+                    ax=ax,
+                    legend=(row == 0 and col == 0),
+                )
+                title = _CAOS_MATH[metric] + (f" ($k={k}$)" if metric == "CAOS_K" else "")
+                ax.set_title(f"{title} – {embedder_label(embedder)}")
+                ax.set_xlabel("")
+                ax.set_ylabel("score" if col == 0 else "")
+        legend = axes[0][0].get_legend()
+        if legend is not None:
+            handles, names = axes[0][0].get_legend_handles_labels()
+            legend.remove()
+            fig.legend(
+                handles,
+                names,
+                loc="center left",
+                bbox_to_anchor=(1.0, 0.5),
+                frameon=False,
+                title="Model",
+            )
+        fig.suptitle(_title("CAOS scores on subsets of hallucinated objects", models))
+        fig.tight_layout()
+        return _finish(fig, stem)
+
+
+def _boxes(ax: Any, panel: pd.DataFrame, order: Sequence[str], palette: Mapping[str, Any]) -> None:
+    """Box per model at x = 0..n-1 (seaborn's categorical positions), drawn with matplotlib
+    directly: seaborn 0.13's boxplot passes ``vert=``, deprecated in Matplotlib 3.11."""
+    for x, name in enumerate(order):
+        values = panel.loc[panel["model"] == name, "value"].dropna().to_numpy()
+        if values.size == 0:
+            continue
+        parts = ax.boxplot(
+            [values],
+            positions=[x],
+            widths=0.55,
+            showfliers=False,
+            patch_artist=True,
+            medianprops={"color": "0.15", "linewidth": 1.2},
+            whiskerprops={"color": "0.3"},
+            capprops={"color": "0.3"},
+            boxprops={"edgecolor": "0.3"},
+        )
+        for box in parts["boxes"]:
+            box.set_facecolor(palette[name])
+            box.set_alpha(0.45)
+
+
+def plot_instructions(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    stem: str | Path,
+    *,
+    metrics: Sequence[str] = ("CAOS_T", "CAOS_X", "CAOS_K"),
+    model_labels: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Figure 6: spread of per-instruction CAOS scores (box + swarm), the mean in red.
+
+    One point per individual instruction (pooled rows are excluded). A swarm layout is used
+    rather than random jitter so the output is deterministic.
+    """
+    single = summary[
+        ~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)
+        & summary["model"].isin(models)
+        & summary["embedder"].isin(embedders)
+    ]
+    labels = _labels(models, model_labels)
+    order = [labels[m] for m in models]
+    palette = {labels[m]: colour for m, colour in _palette(models).items()}
+    data = single.assign(model=single["model"].map(labels))
+    with style_context():
+        fig, axes = plt.subplots(
+            len(embedders),
+            len(metrics),
+            figsize=(max(3.2, 1.3 * len(models)) * len(metrics), 3.4 * len(embedders)),
+            sharey=True,
+            squeeze=False,
+        )
+        for row, embedder in enumerate(embedders):
+            for col, metric in enumerate(metrics):
+                ax = axes[row][col]
+                panel = data[data["embedder"] == embedder].assign(
+                    value=lambda d, m=metric: pd.to_numeric(d[m], errors="coerce")
+                )
+                _boxes(ax, panel, order, palette)
+                sns.swarmplot(
+                    data=panel, x="model", y="value", order=order, color="0.2", size=3.2, ax=ax
+                )
+                means = panel.groupby("model", sort=False)["value"].mean().reindex(order)
+                ax.scatter(
+                    range(len(order)),
+                    means.to_numpy(),
+                    marker="D",
+                    s=36,
+                    color="red",
+                    edgecolor="white",
+                    linewidth=0.6,
+                    zorder=5,
+                    label="mean" if (row, col) == (0, 0) else None,
+                )
+                ax.set_xticks(range(len(order)), order)  # ax.boxplot replaced the names
+                ax.set_xlim(-0.5, len(order) - 0.5)
+                ax.set_title(f"{_CAOS_MATH[metric]} – {embedder_label(embedder)}")
+                ax.set_xlabel("")
+                ax.set_ylabel("score over instructions" if col == 0 else "")
+                if len(order) > 3:
+                    ax.tick_params(axis="x", labelrotation=20)
+        handles, names = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="upper right", frameon=False)
+        n_instr = single["instruction_id"].nunique()
+        fig.suptitle(_title(f"CAOS scores across {n_instr} instructions, means in red", models))
+        fig.tight_layout()
+        return _finish(fig, stem)
