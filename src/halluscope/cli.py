@@ -161,7 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out-dir", P),
         ("tables", {"type": Path, "nargs": "+"}),
     )
+    _add_command_modules(sub)
     return parser
+
+
+def _add_command_modules(sub) -> None:
+    """Subcommands contributed by ``halluscope.commands.*`` modules (see that package)."""
+    import importlib
+    import pkgutil
+
+    import halluscope.commands as commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
 
 
 def _caos_command(args: argparse.Namespace) -> None:
@@ -200,7 +212,9 @@ def _caos_command(args: argparse.Namespace) -> None:
 
 def dispatch(args: argparse.Namespace) -> None:
     cmd = args.command
-    if cmd == "caos":
+    if getattr(args, "func", None) is not None:
+        args.func(args)
+    elif cmd == "caos":
         _caos_command(args)
     elif cmd == "stage-data":
         from halluscope.stages import data
