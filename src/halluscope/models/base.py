@@ -121,6 +121,10 @@ _FACTORIES: dict[str, BackendFactory] = {}
 # (torch, openai, llama_cpp) out of processes that never use them. Add new backends here.
 _LAZY_MODULES: dict[str, str] = {
     "sim": "halluscope.models.sim",
+    "hf": "halluscope.models.hf",
+    "openai": "halluscope.models.openai_backend",
+    "llamacpp": "halluscope.models.llamacpp",
+    "replay": "halluscope.models.replay",
 }
 
 
