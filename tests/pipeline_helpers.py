@@ -1,0 +1,86 @@
+"""Whole-DAG test helpers: a temporary copy of the project and dry-run parsing."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COPY = [
+    "Snakefile",
+    "rules",
+    "params.yaml",
+    "config",
+    "data",
+    "envs",
+    "paper",
+    "dvc.yaml",
+    "scripts",
+    "src",
+    ".dvc/config",
+    ".dvcignore",
+    ".gitignore",
+]
+
+
+def env() -> dict[str, str]:
+    """Environment with this interpreter's bin folder first (snakemake, dvc, halluscope)."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {
+        **os.environ,
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def copy_project(dest: Path) -> Path:
+    """Copy what a fresh clone has (no results, no caches) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COPY:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(
+                src,
+                dest / name,
+                ignore=shutil.ignore_patterns("*.pdf", "*.aux", "__pycache__", "*.egg-info"),
+            )
+        elif src.exists():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+        )
+    return proc
+
+
+def snakemake(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "snakemake", *args], cwd, check=check)
+
+
+def planned_jobs(cwd: Path, *targets: str) -> dict[str, int]:
+    """Rule -> number of jobs a dry run would execute ({} when nothing is to be done)."""
+    proc = snakemake(cwd, "-n", "--cores", "1", *targets)
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}
+    stats = text.split("Job stats:", 1)[1]
+    jobs = {}
+    for line in stats.splitlines():
+        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if match and match.group(1) != "total":
+            jobs[match.group(1)] = int(match.group(2))
+        if line.startswith("total"):
+            break
+    return jobs

@@ -1,0 +1,99 @@
+"""Whole-DAG run of the demo profile in a temporary copy of the project.
+
+One complete run (module fixture), then: every output exists and says "simulated"; a dry run has
+nothing to do; changing CAOS k reruns only the jobs that read it; adding a 15th instruction runs
+only its new jobs and what pools them; `dvc repro` after `dvc commit` reruns nothing; the paper
+compiles with pdflatex.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from pipeline_helpers import copy_project, planned_jobs, run, snakemake
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = copy_project(tmp_path_factory.mktemp("demo") / "halluscope")
+    snakemake(root, "--cores", "2", "results/tables/", "all")
+    return root
+
+
+def edit_params(root: Path, edit) -> None:
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(params)
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+
+
+def test_outputs_exist_and_say_simulated(project: Path) -> None:
+    tables = sorted(p.name for p in (project / "results/tables").glob("*.tex"))
+    assert tables == ["caos_ratios.tex", "caos_table1.tex", "caos_table2.tex"]
+    for table in tables:
+        assert "simulated" in (project / "results/tables" / table).read_text()
+    for name in ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions"):
+        for ext in ("pdf", "png"):
+            assert (project / "results/figures" / f"{name}.{ext}").stat().st_size > 1000
+
+
+def test_nothing_to_do_after_complete_run(project: Path) -> None:
+    assert planned_jobs(project, "results/tables/", "all") == {}
+
+
+def test_paper_compiles(project: Path) -> None:
+    assert shutil.which("pdflatex"), "pdflatex is required (Debian texlive-latex-recommended)"
+    for _ in range(2):
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+            cwd=project / "paper",
+            check=True,
+            capture_output=True,
+        )
+    assert (project / "paper/main.pdf").stat().st_size > 10_000
+
+
+def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "k")
+    shutil.copytree(project / "results", root / "results", symlinks=True)
+    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    edit_params(root, lambda p: p["caos"].update(k=5))
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert jobs, "changing caos.k must rerun something"
+    assert not {"data_items", "generate", "extract", "oracle", "embed"} & set(jobs), jobs
+    assert jobs["score"] == 3 * 14 * 2
+
+
+def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "i15")
+    shutil.copytree(project / "results", root / "results", symlinks=True)
+    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+
+    def add(p: dict) -> None:
+        p["instructions"]["i15"] = "Describe everything you can see in the image."
+        p["generate"]["instructions"].append("i15")
+
+    edit_params(root, add)
+    jobs = planned_jobs(root, "results/tables/", "all")
+    n_models = 3
+    assert jobs["generate"] == n_models and jobs["extract"] == n_models
+    assert jobs["score"] == n_models * 2  # two embedders; the other 84 score jobs are kept
+    assert "data_items" not in jobs
+
+
+def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) -> None:
+    root = project
+    if not (root / ".git").exists():
+        run(["git", "init", "-q"], root)
+        run(["git", "add", "-A"], root)
+        run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], root)
+    run(["dvc", "commit", "--force", "--quiet"], root)
+    proc = run(["dvc", "repro"], root)
+    assert "Running stage" not in proc.stdout, proc.stdout
+    assert "up to date" in proc.stdout.lower()
