@@ -1,0 +1,1 @@
+"""Hallucination metrics: CHAIR (chair.py) and CAOS (caos.py)."""

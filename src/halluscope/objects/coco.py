@@ -1,0 +1,299 @@
+"""MSCOCO vocabulary: the 80 classes, halluscope's own synonym table, class frequency order.
+
+Two synonym tables exist on purpose:
+
+* ``BUILTIN_SYNONYMS`` is written for halluscope (surface words an English caption uses for each
+  class). It is the default of :class:`halluscope.objects.parser.ObjectParser`.
+* the reference CHAIR list (``synonyms.txt`` of Rohrbach et al. 2018, LisaAnne/Hallucination) is
+  *loaded* with :func:`load_synonyms` when a result must be comparable with published CHAIR
+  numbers. It is never copied into this repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ANIMAL_WORDS",
+    "BUILTIN_NON_OBJECT_BIGRAMS",
+    "BUILTIN_SYNONYMS",
+    "COCO_CLASSES",
+    "COCO_DOUBLE_WORDS",
+    "COCO_FREQUENCY_ORDER",
+    "COCO_INSTANCE_COUNTS",
+    "DOUBLE_WORDS",
+    "VEHICLE_WORDS",
+    "load_synonyms",
+]
+
+#: The 80 MSCOCO 2014 instance categories, in category-id order (ids 1..90 with gaps).
+COCO_CLASSES: tuple[str, ...] = (
+    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
+    "traffic light", "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog",
+    "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella",
+    "handbag", "tie", "suitcase", "frisbee", "skis", "snowboard", "sports ball", "kite",
+    "baseball bat", "baseball glove", "skateboard", "surfboard", "tennis racket", "bottle",
+    "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple", "sandwich", "orange",
+    "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch", "potted plant",
+    "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard", "cell phone",
+    "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase", "scissors",
+    "teddy bear", "hair drier", "toothbrush",
+)
+
+#: Annotated instances per class in the MSCOCO detection training set.
+#: Source: per-category annotation counts of ``instances_train2017.json`` (COCO 2017 train =
+#: train2014 + val2014 minus the 5k minival images, same annotations), as printed by
+#: ``pycocotools`` ``len(coco.getAnnIds(catIds=[id]))``. train2014 holds about 70 % of these
+#: instances with the same class distribution; only near-ties (e.g. dog/elephant/skateboard)
+#: could swap places in a train2014-only count. Used only through ``COCO_FREQUENCY_ORDER``.
+COCO_INSTANCE_COUNTS: dict[str, int] = {
+    "person": 262465, "bicycle": 7113, "car": 43867, "motorcycle": 8725, "airplane": 5135,
+    "bus": 6069, "train": 4571, "truck": 9973, "boat": 10759, "traffic light": 12884,
+    "fire hydrant": 1865, "stop sign": 1983, "parking meter": 1285, "bench": 9838, "bird": 10806,
+    "cat": 4768, "dog": 5508, "horse": 6587, "sheep": 9509, "cow": 8147, "elephant": 5513,
+    "bear": 1294, "zebra": 5303, "giraffe": 5131, "backpack": 8720, "umbrella": 11431,
+    "handbag": 12354, "tie": 6496, "suitcase": 6192, "frisbee": 2682, "skis": 6646,
+    "snowboard": 2685, "sports ball": 6347, "kite": 9076, "baseball bat": 3276,
+    "baseball glove": 3747, "skateboard": 5543, "surfboard": 6126, "tennis racket": 4812,
+    "bottle": 24342, "wine glass": 7913, "cup": 20650, "fork": 5479, "knife": 7770,
+    "spoon": 6165, "bowl": 14358, "banana": 9458, "apple": 5851, "sandwich": 4373,
+    "orange": 6399, "broccoli": 7308, "carrot": 7852, "hot dog": 2918, "pizza": 5821,
+    "donut": 7179, "cake": 6353, "chair": 38491, "couch": 5779, "potted plant": 8652,
+    "bed": 4192, "dining table": 15714, "toilet": 4157, "tv": 5805, "laptop": 4970,
+    "mouse": 2262, "remote": 5703, "keyboard": 2855, "cell phone": 6434, "microwave": 1673,
+    "oven": 3334, "toaster": 225, "sink": 5610, "refrigerator": 2637, "book": 24715,
+    "clock": 6334, "vase": 6613, "scissors": 1481, "teddy bear": 4793, "hair drier": 198,
+    "toothbrush": 1954,
+}
+
+#: The 80 classes, most annotated instances first (ties broken by category id). The top-k of
+#: this order is the set K ("top-k frequent objects of the training data") of CAOS.
+COCO_FREQUENCY_ORDER: tuple[str, ...] = tuple(
+    sorted(COCO_CLASSES, key=lambda c: (-COCO_INSTANCE_COUNTS[c], COCO_CLASSES.index(c)))
+)
+
+# --------------------------------------------------------------------------------------------
+# halluscope's own synonym table
+# --------------------------------------------------------------------------------------------
+
+#: class name -> singular surface words or two-word phrases (lower case). Written for
+#: halluscope; deliberately *not* the reference list: ambiguous words that fire on unrelated
+#: senses are left out (``seat`` of a bike, ``container``, ``computer`` for laptop,
+#: ``street light`` for traffic light, ``goat`` for sheep...). Plural forms are not needed: the
+#: parser normalises tokens and, for this table, also the table's own entries.
+BUILTIN_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "person": (
+        "person", "people", "man", "woman", "boy", "girl", "child", "kid", "baby", "toddler",
+        "infant", "teenager", "teen", "adult", "guy", "lady", "gentleman", "player", "athlete",
+        "skier", "snowboarder", "surfer", "skateboarder", "skater", "rider", "biker", "cyclist",
+        "bicyclist", "motorcyclist", "pedestrian", "passenger", "tourist", "traveler",
+        "traveller", "astronaut", "chef", "baker", "waiter", "waitress", "worker",
+        "policeman", "policewoman", "officer", "soldier", "doctor", "nurse", "student",
+        "teacher", "batter", "catcher", "umpire", "referee", "jockey", "cowboy", "farmer",
+        "fisherman", "vendor", "shopper", "customer", "spectator", "bride", "groom", "mother",
+        "father", "mom", "dad", "son", "daughter", "brother", "sister", "grandmother",
+        "grandfather", "businessman", "businesswoman",
+        "tennis player", "baseball player",
+    ),
+    "bicycle": ("bicycle", "bike", "mountain bike", "bmx", "tricycle", "unicycle"),
+    "car": (
+        "car", "automobile", "sedan", "suv", "van", "minivan", "taxi", "cab", "taxicab", "jeep",
+        "hatchback", "convertible", "limousine", "limo", "coupe", "police car",
+    ),
+    "motorcycle": (
+        "motorcycle", "motorbike", "motor bike", "motor cycle", "scooter", "moped", "dirt bike",
+        "vespa",
+    ),
+    "airplane": (
+        "airplane", "aeroplane", "plane", "jet", "jetliner", "airliner", "aircraft",
+        "air plane", "biplane", "seaplane", "warplane",
+    ),
+    "bus": ("bus", "minibus", "double-decker", "trolleybus", "school bus"),
+    "train": ("train", "locomotive", "tram", "streetcar", "railcar", "caboose", "freight train"),
+    "truck": ("truck", "lorry", "pickup", "pickup truck", "firetruck", "fire truck"),
+    "boat": (
+        "boat", "ship", "sailboat", "yacht", "canoe", "kayak", "ferry", "motorboat", "speedboat",
+        "rowboat", "dinghy", "tugboat", "barge", "vessel", "catamaran", "gondola", "lifeboat",
+        "houseboat", "jet ski",
+    ),
+    "traffic light": ("traffic light", "stoplight", "stop light", "traffic signal"),
+    "fire hydrant": ("fire hydrant", "hydrant", "fireplug"),
+    "stop sign": ("stop sign",),
+    "parking meter": ("parking meter",),
+    "bench": ("bench", "pew", "park bench"),
+    "bird": (
+        "bird", "pigeon", "seagull", "gull", "duck", "duckling", "goose", "swan", "parrot",
+        "owl", "eagle", "hawk", "sparrow", "crow", "raven", "pelican", "flamingo", "heron",
+        "chicken", "hen", "rooster", "turkey", "peacock", "ostrich", "penguin", "finch", "robin",
+        "hummingbird", "woodpecker", "dove", "songbird", "seabird",
+    ),
+    "cat": ("cat", "kitten", "kitty", "feline", "tabby"),
+    "dog": (
+        "dog", "puppy", "pup", "doggy", "doggie", "canine", "hound", "terrier", "poodle",
+        "retriever", "labrador", "bulldog", "beagle", "husky", "dachshund", "chihuahua",
+        "collie", "pug", "spaniel", "corgi", "greyhound", "dalmatian", "rottweiler", "pitbull",
+        "sheepdog",
+    ),
+    "horse": ("horse", "pony", "foal", "colt", "stallion", "mare"),
+    "sheep": ("sheep", "lamb", "ram", "ewe"),
+    "cow": ("cow", "cattle", "calf", "bull", "ox", "oxen", "heifer", "longhorn"),
+    "elephant": ("elephant",),
+    "bear": ("bear", "grizzly", "panda"),
+    "zebra": ("zebra",),
+    "giraffe": ("giraffe",),
+    "backpack": ("backpack", "rucksack", "knapsack", "bookbag"),
+    "umbrella": ("umbrella", "parasol"),
+    "handbag": ("handbag", "purse", "tote", "pocketbook", "shoulder bag"),
+    "tie": ("tie", "necktie", "bowtie", "bow tie"),
+    "suitcase": ("suitcase", "suit case", "luggage", "baggage"),
+    "frisbee": ("frisbee", "flying disc"),
+    "skis": ("ski", "skis"),
+    "snowboard": ("snowboard",),
+    "sports ball": ("ball", "soccer ball", "tennis ball"),
+    "kite": ("kite",),
+    "baseball bat": ("baseball bat", "bat"),
+    "baseball glove": ("baseball glove", "mitt", "baseball mitt"),
+    "skateboard": ("skateboard", "skate board"),
+    "surfboard": ("surfboard", "surf board", "bodyboard", "longboard", "shortboard", "wakeboard"),
+    "tennis racket": ("tennis racket", "racket", "racquet", "tennis racquet"),
+    "bottle": ("bottle",),
+    "wine glass": ("wine glass", "wineglass", "champagne glass"),
+    "cup": ("cup", "mug", "teacup"),
+    "fork": ("fork",),
+    "knife": ("knife", "pocketknife"),
+    "spoon": ("spoon", "teaspoon"),
+    "bowl": ("bowl",),
+    "banana": ("banana",),
+    "apple": ("apple",),
+    "sandwich": ("sandwich", "burger", "hamburger", "cheeseburger", "panini", "sub sandwich"),
+    "orange": ("orange",),
+    "broccoli": ("broccoli",),
+    "carrot": ("carrot",),
+    "hot dog": ("hot dog", "hotdog"),
+    "pizza": ("pizza",),
+    "donut": ("donut", "doughnut"),
+    "cake": ("cake", "cupcake", "cheesecake"),
+    "chair": ("chair", "armchair", "stool", "highchair"),
+    "couch": ("couch", "sofa", "loveseat", "settee", "futon"),
+    "potted plant": ("potted plant", "houseplant", "house plant", "flowerpot", "flower pot"),
+    "bed": ("bed",),
+    "dining table": ("dining table", "table", "desk", "kitchen table", "picnic table"),
+    "toilet": ("toilet", "urinal", "commode", "potty"),
+    "tv": ("tv", "television", "monitor", "tv set"),
+    "laptop": ("laptop", "netbook", "macbook", "laptop computer"),
+    "mouse": ("mouse", "computer mouse"),
+    "remote": ("remote", "remote control", "controller"),
+    "keyboard": ("keyboard",),
+    "cell phone": (
+        "cell phone", "cellphone", "phone", "smartphone", "mobile phone", "iphone", "telephone",
+    ),
+    "microwave": ("microwave", "microwave oven"),
+    "oven": ("oven", "stove", "stovetop"),
+    "toaster": ("toaster", "toaster oven"),
+    "sink": ("sink", "washbasin"),
+    "refrigerator": ("refrigerator", "fridge", "freezer"),
+    "book": ("book", "novel", "textbook", "paperback"),
+    "clock": ("clock",),
+    "vase": ("vase",),
+    "scissors": ("scissors", "scissor"),
+    "teddy bear": ("teddy bear", "teddy", "teddybear", "stuffed animal"),
+    "hair drier": ("hair drier", "hair dryer", "hairdryer", "blow dryer", "blowdryer"),
+    "toothbrush": ("toothbrush", "tooth brush"),
+}
+
+# --------------------------------------------------------------------------------------------
+# double words (bigram merge table)
+# --------------------------------------------------------------------------------------------
+
+#: Two-word names the reference CHAIR merges into one token before the synonym lookup (listed
+#: there as "common double words in MSCOCO"). ``home plate`` and ``train track`` merge into
+#: non-objects, which stops ``plate``/``train`` from firing; ``motor bike`` merges although the
+#: reference synonym is ``' motor bike'`` (leading space), so it never counts;
+#: ``stove top oven`` has three words and never matches a bigram.
+COCO_DOUBLE_WORDS: tuple[str, ...] = (
+    "motor bike", "motor cycle", "air plane", "traffic light", "street light", "traffic signal",
+    "stop light", "fire hydrant", "stop sign", "parking meter", "suit case", "sports ball",
+    "baseball bat", "baseball glove", "tennis racket", "wine glass", "hot dog", "cell phone",
+    "mobile phone", "teddy bear", "hair drier", "potted plant", "bow tie", "laptop computer",
+    "stove top oven", "home plate", "train track",
+)
+#: ``baby <x>`` / ``adult <x>`` -> ``<x>`` (otherwise ``baby``/``adult`` fire as person).
+ANIMAL_WORDS: tuple[str, ...] = (
+    "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe",
+    "animal", "cub",
+)
+#: ``passenger <x>`` -> ``<x>`` (otherwise ``passenger`` fires as person).
+VEHICLE_WORDS: tuple[str, ...] = ("jet", "train")
+
+
+def _reference_double_words() -> dict[str, str]:
+    table = {w: w for w in COCO_DOUBLE_WORDS}
+    for animal in ANIMAL_WORDS:
+        table[f"baby {animal}"] = animal
+        table[f"adult {animal}"] = animal
+    for vehicle in VEHICLE_WORDS:
+        table[f"passenger {vehicle}"] = vehicle
+    table["bow tie"] = "tie"
+    table["toilet seat"] = "toilet"
+    # pattern singularizes "glass" to "glas", so a singular "wine glass" arrives as "wine glas".
+    table["wine glas"] = "wine glass"
+    return table
+
+
+#: The reference CHAIR bigram table: normalised bigram -> the word it stands for.
+DOUBLE_WORDS: dict[str, str] = _reference_double_words()
+
+#: Extra bigrams for the builtin table that name something other than their head noun, so that
+#: the head does not fire (``toilet paper`` is not a toilet, ``ski slope`` is not skis).
+BUILTIN_NON_OBJECT_BIGRAMS: tuple[str, ...] = (
+    "toilet paper", "ski slope", "ski lift", "ski resort", "ski pole", "ski run", "bus stop",
+    "train station", "railroad track", "tennis court", "flower bed", "hot tub",
+)
+
+# --------------------------------------------------------------------------------------------
+# loading
+# --------------------------------------------------------------------------------------------
+
+
+def _builtin_mapping() -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for cls, words in BUILTIN_SYNONYMS.items():
+        for word in (cls, *words):
+            if mapping.get(word, cls) != cls:
+                raise AssertionError(f"builtin synonym {word!r}: {mapping[word]!r} and {cls!r}")
+            mapping[word] = cls
+    return mapping
+
+
+def load_synonyms(path: Path | str | None = None) -> dict[str, str]:
+    """Surface form -> class name.
+
+    ``None`` gives :data:`BUILTIN_SYNONYMS`. A path is read in the reference CHAIR format: one
+    line per class, entries separated by ``', '``, the first entry is the class name. The
+    reference quirks are kept on purpose because they change CHAIR numbers: only the line ends
+    are stripped, so entries with a leading space (``' motor bike'``) never match a token, and
+    case is kept, so ``iPhone`` never matches a lower-cased caption. A blank line inside the
+    file, an empty entry, or a surface form listed under two classes raises ``ValueError``.
+    """
+    if path is None:
+        return _builtin_mapping()
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise ValueError(f"{path}: empty synonym file")
+    mapping: dict[str, str] = {}
+    for lineno, line in enumerate(lines, start=1):
+        entries = line.strip().split(", ")
+        cls = entries[0]
+        if not cls or any(e == "" for e in entries):
+            raise ValueError(f"{path}:{lineno}: empty class name or synonym entry in {line!r}")
+        for entry in entries:
+            if mapping.get(entry, cls) != cls:
+                raise ValueError(
+                    f"{path}:{lineno}: synonym {entry!r} is listed under both "
+                    f"{mapping[entry]!r} and {cls!r}"
+                )
+            mapping[entry] = cls
+    return mapping
