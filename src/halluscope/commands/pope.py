@@ -1,0 +1,197 @@
+"""``halluscope pope`` (score answers) and ``halluscope pope-build`` (make a question file).
+
+``pope`` reads the POPE question JSONL (``question_id``, ``text``, ``label``) and the answers,
+either JSONL/JSON records with ``question_id`` + ``text`` (matched by id, compared as strings so
+``1`` and ``"1"`` agree) or a JSON list of ``{"question", "answer"}`` aligned 1:1 with the
+questions (the HALC answer files). Every question needs exactly one answer; a missing, extra or
+misaligned answer is an error naming the first bad record, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "align_answers", "load_gt", "run", "run_build"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``pope`` and ``pope-build``."""
+    from halluscope.metrics.pope import PARSERS, SETTINGS
+
+    score = subparsers.add_parser("pope", help="POPE scores of yes/no answers")
+    score.add_argument("--questions", type=Path, required=True, help="POPE question JSONL")
+    score.add_argument(
+        "--answers",
+        type=Path,
+        required=True,
+        help="JSONL of {question_id, text} or a JSON list of {question, answer} aligned 1:1",
+    )
+    score.add_argument("--parser", choices=list(PARSERS), default="original")
+    score.add_argument("--out", type=Path, required=True, help="scores JSON")
+    score.set_defaults(func=run)
+
+    build = subparsers.add_parser("pope-build", help="POPE questions from per-image GT objects")
+    build.add_argument(
+        "--gt",
+        type=Path,
+        required=True,
+        help="JSON {image: [objects]} (or CHAIR's {imid_to_objects: ...}) or items JSONL",
+    )
+    build.add_argument("--setting", choices=list(SETTINGS), required=True)
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--n", type=int, default=3, help="positive (and negative) questions/image")
+    build.add_argument(
+        "--images",
+        type=int,
+        default=None,
+        help="sample this many images (seeded); frequencies are then counted over the sample",
+    )
+    build.add_argument(
+        "--image-template",
+        default="{id}",
+        help="format of the 'image' field, e.g. 'COCO_val2014_{id:0>12}.jpg'",
+    )
+    build.add_argument("--typo", action="store_true", help="reproduce POPE's 'imange' typo")
+    build.add_argument("--out", type=Path, required=True, help="question JSONL")
+    build.set_defaults(func=run_build)
+
+
+# ------------------------------------------------------------------------------------ scoring
+
+
+def align_answers(
+    questions: list[dict[str, Any]], answers: list[Any], qpath: Path, apath: Path
+) -> list[str]:
+    """Answer texts in question order; raise ``InputError`` on the first mismatch."""
+    from halluscope.io import InputError
+
+    for i, q in enumerate(questions, start=1):
+        if not isinstance(q.get("text"), str) or q.get("label") not in ("yes", "no"):
+            raise InputError(
+                f"{qpath}: record {i}: expected {{'question_id', 'text', 'label': 'yes'|'no'}}"
+            )
+    if not answers:
+        raise InputError(f"{apath}: no answers")
+    for i, a in enumerate(answers, start=1):
+        if not isinstance(a, dict):
+            raise InputError(f"{apath}: record {i}: expected a JSON object")
+    if "question_id" in answers[0]:
+        return _by_id(questions, answers, qpath, apath)
+    if len(answers) != len(questions):
+        raise InputError(
+            f"{apath}: {len(answers)} answers but {qpath} has {len(questions)} questions; "
+            "a list of {question, answer} must align 1:1 with the questions"
+        )
+    texts = []
+    for i, (q, a) in enumerate(zip(questions, answers, strict=True), start=1):
+        if not isinstance(a.get("answer"), str) or not isinstance(a.get("question"), str):
+            raise InputError(
+                f"{apath}: record {i}: expected {{'question', 'answer'}} or {{'question_id', "
+                "'text'}}"
+            )
+        if a["question"].strip() != q["text"].strip():
+            raise InputError(
+                f"{apath}: record {i}: question {a['question']!r} does not match {qpath} "
+                f"record {i} (question_id {q.get('question_id')}) {q['text']!r}"
+            )
+        texts.append(a["answer"])
+    return texts
+
+
+def _by_id(
+    questions: list[dict[str, Any]], answers: list[dict[str, Any]], qpath: Path, apath: Path
+) -> list[str]:
+    from halluscope.io import InputError
+
+    by_id: dict[str, dict[str, Any]] = {}
+    for i, a in enumerate(answers, start=1):
+        if "question_id" not in a or not isinstance(a.get("text"), str):
+            raise InputError(f"{apath}: record {i}: expected {{'question_id', 'text'}}")
+        key = str(a["question_id"])
+        if key in by_id:
+            raise InputError(f"{apath}: record {i}: second answer to question_id {key}")
+        by_id[key] = a
+    texts = []
+    for i, q in enumerate(questions, start=1):
+        key = str(q.get("question_id"))
+        a = by_id.pop(key, None)
+        if a is None:
+            raise InputError(f"{apath}: no answer to {qpath} record {i} (question_id {key})")
+        asked = a.get("question", a.get("prompt"))
+        if isinstance(asked, str) and q["text"].strip() not in asked:
+            raise InputError(
+                f"{apath}: answer to question_id {key}: question {asked!r} does not contain "
+                f"{qpath} record {i} text {q['text']!r}"
+            )
+        texts.append(a["text"])
+    if by_id:
+        extra = next(iter(by_id))
+        raise InputError(f"{apath}: question_id {extra} is not in {qpath}")
+    return texts
+
+
+def run(args: argparse.Namespace) -> None:
+    """``halluscope pope``: parse answers, score, write the scores JSON."""
+    from halluscope.io import read_json_records, read_jsonl, write_json
+    from halluscope.metrics.pope import parse_answer, pope_scores
+
+    questions = read_jsonl(args.questions)
+    texts = align_answers(questions, read_json_records(args.answers), args.questions, args.answers)
+    preds = [parse_answer(t, args.parser) for t in texts]
+    scores = pope_scores([q["label"] for q in questions], preds)
+    write_json(args.out, {**scores.as_dict(), "parser": args.parser})
+
+
+# ----------------------------------------------------------------------------------- building
+
+
+def load_gt(path: Path) -> dict[str, list[str]]:
+    """Per-image GT objects from a JSON mapping, CHAIR's export or an items JSONL."""
+    from halluscope.io import InputError, read_json_records
+
+    records = read_json_records(path)
+    if len(records) == 1 and isinstance(records[0], dict) and "gt_objects" not in records[0]:
+        mapping = records[0].get("imid_to_objects", records[0])
+        items = list(mapping.items())
+    else:
+        items = []
+        for i, rec in enumerate(records, start=1):
+            if not isinstance(rec, dict) or "image_id" not in rec or "gt_objects" not in rec:
+                raise InputError(f"{path}: record {i}: expected {{'image_id', 'gt_objects'}}")
+            items.append((rec["image_id"], rec["gt_objects"]))
+    gt: dict[str, list[str]] = {}
+    for image, objects in items:
+        if not isinstance(objects, list) or not all(isinstance(o, str) for o in objects):
+            raise InputError(f"{path}: image {image!r}: expected a list of object names")
+        gt[str(image)] = objects
+    return gt
+
+
+def run_build(args: argparse.Namespace) -> None:
+    """``halluscope pope-build``: write a POPE question JSONL."""
+    import random
+
+    from halluscope.io import write_jsonl
+    from halluscope.metrics.pope import build_questions
+
+    gt = load_gt(args.gt)
+    if args.images is not None:
+        # Same seed, separate stream: the image sample does not shift the question draws.
+        eligible = [image for image, objects in gt.items() if len(set(objects)) >= args.n]
+        if args.images > len(eligible):
+            raise ValueError(
+                f"--images {args.images}: only {len(eligible)} images of {args.gt} have "
+                f"at least {args.n} objects"
+            )
+        chosen = set(random.Random(f"images:{args.seed}").sample(eligible, args.images))
+        gt = {image: objects for image, objects in gt.items() if image in chosen}
+    try:
+        named = {args.image_template.format(id=image): objects for image, objects in gt.items()}
+    except (KeyError, IndexError, ValueError) as err:
+        raise ValueError(f"--image-template {args.image_template!r}: {err}") from None
+    if len(named) != len(gt):
+        raise ValueError(f"--image-template {args.image_template!r} gives two images one name")
+    questions = build_questions(named, args.setting, n=args.n, seed=args.seed, typo=args.typo)
+    write_jsonl(args.out, questions)
