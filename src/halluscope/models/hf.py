@@ -1,0 +1,561 @@
+"""The ``hf`` backend: Hugging Face transformers models, in-process, on CPU or GPU.
+
+Why in-process transformers: the open LVLMs the papers evaluate (LLaVA-1.5, InstructBLIP, Qwen2-VL,
+Idefics...) ship as transformers checkpoints; loading them directly gives exact control over the
+prompt (the checkpoint's own chat template), the decoding and the revision, which the response
+cache needs to key answers reliably.
+
+Spec (a ``params.yaml`` model entry)::
+
+    {backend: hf, model: llava-hf/llava-1.5-7b-hf, kind: image-text-to-text,
+     revision: <commit or branch>, dtype: auto, device: auto, batch_size: 8}
+
+- ``model``: a hub id or a local directory saved with ``save_pretrained``.
+- ``kind``: ``image-text-to-text`` (``AutoProcessor`` + ``AutoModelForImageTextToText``) or
+  ``causal-lm`` (text only: ``AutoTokenizer`` + ``AutoModelForCausalLM``, for the LLM stages).
+- ``dtype``: ``auto`` (bfloat16 on a GPU that supports it, else float16; float32 on CPU),
+  ``float32``, ``bfloat16``, ``float16``. ``device``: ``auto`` (CUDA when available, else CPU),
+  ``cpu``, ``cuda`` or ``cuda:N``. ``batch_size``: the largest batch sent to ``generate``.
+- ``prompt_format``: ``chat`` (default: the checkpoint's chat template, or ``chat_template`` given
+  here) or ``plain`` (the message texts joined by newlines, for checkpoints without a chat
+  template such as InstructBLIP; the processor adds its own image tokens).
+- ``name``: the model name written in responses (default: the ``params.yaml`` model id, passed as
+  the ``model_name`` context, else ``model``).
+
+Prompts: in ``chat`` format each message becomes ``{"role", "content": [{"type": "text", ...}]}``
+for image-text-to-text models (plain strings for causal LMs); a request's image is put first in the
+first user message (``{"type": "image"}``), as the LVLM chat templates expect.
+
+Generation (``Request.params``): ``max_new_tokens`` (default 128), ``temperature`` (0 = greedy,
+default), ``top_p`` (default 1.0) and ``top_k`` (default 0 = off) when sampling, optional
+``repetition_penalty``, and ``seed`` (default 0). Requests are grouped by these parameters (and by
+whether they carry an image), split into batches of at most ``batch_size`` and padded on the LEFT
+(decoder-only models continue from the last position, so right padding would put pad tokens
+between the prompt and the answer). ``torch.manual_seed(seed)`` is called before every batch, so a
+rerun of the same batches gives the same answers. Caveat: a *sampled* answer also depends on the
+other requests of its batch (they share the random stream), and padding can change the last bits
+of a greedy answer; the cache key does not record batch composition, so use greedy decoding when
+answers must not depend on batching. Decoding settings not given in ``params`` come from the
+checkpoint's ``generation_config`` (pinned by the revision). Only the new tokens are decoded
+(special tokens skipped, surrounding whitespace stripped).
+
+Identity (the cache key's model part): ``{"backend": "hf", "name": model, "revision": ...}`` where
+the revision is the commit hash of the hub snapshot (resolved from ``revision``, a branch or tag,
+or the default branch; also found in a local path inside a hub cache ``snapshots/<hash>/``), else,
+for any other local directory, ``local-`` + sha256 over the file names with the contents of the
+small files (configs, tokenizer, templates) and the sizes of the weight files. ``prompt_format``
+and a ``chat_template`` override are added when set because they change the answers. The identity
+needs neither torch nor the weights, so a fully cached run never loads the model.
+
+Images are read once, checked against ``Request.image_sha256`` (so the cached answer belongs to the
+pixels that were used), and opened with PIL under its default decompression-bomb limit
+(``Image.MAX_IMAGE_PIXELS``); missing, corrupt, mismatching or oversized images raise an error that
+names the path. An image-text-to-text request that names an ``image_id`` but has no image file is
+refused rather than answered from the text alone; a causal-lm refuses requests with an image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from halluscope.models.base import Request, Response, register_backend
+
+KINDS = ("image-text-to-text", "causal-lm")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+PROMPT_FORMATS = ("chat", "plain")
+SPEC_KEYS = frozenset(
+    {
+        "backend",
+        "model",
+        "revision",
+        "kind",
+        "dtype",
+        "device",
+        "batch_size",
+        "prompt_format",
+        "chat_template",
+        "name",
+    }
+)
+DEFAULT_MAX_NEW_TOKENS = 128
+
+_DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
+_SNAPSHOT = re.compile(r"(?:^|/)snapshots/([0-9a-f]{40})(?:/|$)")
+# Files whose size (not content) enters the local-directory revision: hashing gigabytes of weights
+# on every run would cost more than the generation of a small demo.
+_WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".gguf",
+    ".h5",
+    ".msgpack",
+    ".onnx",
+    ".npz",
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Identity
+
+
+def local_dir_revision(path: str | Path) -> str:
+    """A revision for a local model directory: snapshot hash if it is one, else a content digest."""
+    root = Path(path).resolve()
+    found = _SNAPSHOT.search(root.as_posix() + "/")
+    if found:
+        return found.group(1)
+    digest = hashlib.sha256()
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    for file in files:
+        rel = file.relative_to(root).as_posix()
+        if file.name.endswith(_WEIGHT_SUFFIXES):
+            part = f"size:{file.stat().st_size}"
+        else:
+            part = "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
+        digest.update(f"{rel}\0{part}\n".encode())
+    return "local-" + digest.hexdigest()[:16]
+
+
+def hub_revision(repo_id: str, revision: str | None) -> str:
+    """The commit hash ``revision`` (or the default branch) of a hub repo points to.
+
+    Fetches only ``config.json`` (served from the local cache when ``HF_HUB_OFFLINE=1``).
+    """
+    from huggingface_hub import hf_hub_download
+
+    try:
+        path = hf_hub_download(repo_id, "config.json", revision=revision)
+    except Exception as err:  # offline without a cached copy, unknown repo, gated repo, ...
+        raise RuntimeError(
+            f"hf backend: cannot resolve model {repo_id!r} (revision {revision!r}) on the Hugging "
+            f"Face hub or in its local cache: {type(err).__name__}: {err}. Give a local directory "
+            "as 'model', or download the model first (without HF_HUB_OFFLINE=1)."
+        ) from err
+    found = _SNAPSHOT.search(Path(path).as_posix())
+    if found:
+        return found.group(1)
+    if revision:
+        return revision
+    raise RuntimeError(f"hf backend: no commit hash for {repo_id!r} in the hub cache path {path}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Images
+
+
+def load_image(path: str | Path | None, sha256: str | None = None, request_id: str = "?") -> Any:
+    """Open an image as RGB; refuse missing, corrupt, mismatching or decompression-bomb files."""
+    from PIL import Image, UnidentifiedImageError
+
+    if path is None:
+        raise ValueError(f"request {request_id!r} has an image hash but no image path")
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"image {str(path)!r} of request {request_id!r} does not exist"
+        ) from None
+    except OSError as err:
+        raise OSError(f"image {str(path)!r} of request {request_id!r}: cannot read: {err}") from err
+    if sha256 and hashlib.sha256(data).hexdigest() != sha256.lower():
+        raise ValueError(
+            f"image {str(path)!r} of request {request_id!r} does not match its sha256 {sha256}; "
+            "the file changed after the items were written: rebuild the data stage"
+        )
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            return image.convert("RGB")
+    except Image.DecompressionBombError as err:
+        raise ValueError(
+            f"image {str(path)!r} of request {request_id!r} refused as a possible decompression "
+            f"bomb ({err}); PIL's limit is Image.MAX_IMAGE_PIXELS = {Image.MAX_IMAGE_PIXELS}"
+        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+        raise ValueError(
+            f"image {str(path)!r} of request {request_id!r} is not a readable image: {err}"
+        ) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Generation parameters
+
+
+def generation_settings(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The decoding settings a request asks for, with defaults, validated (also a grouping key)."""
+    max_new = params.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS)
+    temperature = float(params.get("temperature", 0.0) or 0.0)
+    top_p = float(params.get("top_p", 1.0) if params.get("top_p") is not None else 1.0)
+    seed = params.get("seed", 0)
+    if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new!r}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    settings: dict[str, Any] = {"max_new_tokens": max_new, "seed": seed}
+    if temperature == 0:
+        # The sampling knobs get their neutral values: greedy ignores them, and a checkpoint's own
+        # sampling defaults (merged in by ``generate``) would otherwise warn on every batch.
+        settings.update(do_sample=False, num_beams=1, temperature=1.0, top_p=1.0, top_k=50)
+    else:
+        top_k = params.get("top_k", 0) or 0
+        settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=int(top_k))
+    if params.get("repetition_penalty") is not None:
+        settings["repetition_penalty"] = float(params["repetition_penalty"])
+    return settings
+
+
+# ----------------------------------------------------------------------------------------------
+# The backend
+
+
+class HFBackend:
+    """A transformers model answering :class:`Request` batches (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str,
+        kind: str,
+        revision: str | None = None,
+        dtype: str = "auto",
+        device: str = "auto",
+        batch_size: int = 8,
+        prompt_format: str = "chat",
+        chat_template: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(
+                f"hf backend: unknown kind {kind!r} for model {model!r}; valid kinds: "
+                f"{', '.join(KINDS)}"
+            )
+        if dtype not in DTYPES:
+            raise ValueError(f"hf backend: unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+        if not isinstance(device, str) or not _DEVICE.match(device):
+            raise ValueError(
+                f"hf backend: unknown device {device!r}; valid: auto, cpu, cuda, cuda:N"
+            )
+        if prompt_format not in PROMPT_FORMATS:
+            raise ValueError(
+                f"hf backend: unknown prompt_format {prompt_format!r}; valid: "
+                f"{', '.join(PROMPT_FORMATS)}"
+            )
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(
+                f"hf backend: batch_size must be a positive integer, got {batch_size!r}"
+            )
+        self.model_id = model
+        self.kind = kind
+        self.requested_revision = revision
+        self.dtype_name = dtype
+        self.device_name = device
+        self.batch_size = batch_size
+        self.prompt_format = prompt_format
+        self.chat_template = chat_template
+        self.name = name or model
+        self._identity: dict[str, Any] | None = None
+        self._model: Any = None
+        self._processor: Any = None  # AutoProcessor (image-text-to-text) or tokenizer (causal-lm)
+        self._device: Any = None
+
+    # -- identity -------------------------------------------------------------------------------
+
+    @property
+    def is_local(self) -> bool:
+        """Whether ``model`` names a local directory (otherwise a hub id)."""
+        return Path(self.model_id).expanduser().is_dir()
+
+    @property
+    def identity(self) -> dict:
+        """Model id + exact revision (computed once, without torch or the weights)."""
+        if self._identity is None:
+            if self.is_local:
+                revision = local_dir_revision(Path(self.model_id).expanduser())
+            elif self.model_id.startswith(("/", "./", "../", "~")):
+                raise FileNotFoundError(
+                    f"hf backend: model directory {self.model_id!r} does not exist"
+                )
+            else:
+                revision = hub_revision(self.model_id, self.requested_revision)
+            identity: dict[str, Any] = {
+                "backend": "hf",
+                "name": self.model_id,
+                "revision": revision,
+            }
+            if self.prompt_format != "chat":
+                identity["prompt_format"] = self.prompt_format
+            if self.chat_template is not None:
+                identity["chat_template_sha256"] = hashlib.sha256(
+                    self.chat_template.encode("utf-8")
+                ).hexdigest()
+            self._identity = identity
+        return dict(self._identity)
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def _resolve_device_dtype(self) -> tuple[Any, Any]:
+        import torch
+
+        cuda = torch.cuda.is_available()
+        if self.device_name == "auto":
+            device = torch.device("cuda" if cuda else "cpu")
+        else:
+            device = torch.device(self.device_name)
+            if device.type == "cuda" and not cuda:
+                raise RuntimeError(
+                    f"hf backend: device {self.device_name!r} asked for model {self.model_id!r} "
+                    "but CUDA is not available; use device 'auto' or 'cpu'"
+                )
+        if self.dtype_name != "auto":
+            dtype = getattr(torch, self.dtype_name)
+        elif device.type == "cuda":
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        else:
+            dtype = torch.float32
+        return device, dtype
+
+    def _load(self) -> None:
+        """Load processor/tokenizer and weights on first use (cache hits never get here)."""
+        if self._model is not None:
+            return
+        import transformers
+
+        revision = self.identity["revision"]
+        load_kwargs: dict[str, Any] = {} if self.is_local else {"revision": revision}
+        source = str(Path(self.model_id).expanduser()) if self.is_local else self.model_id
+        device, dtype = self._resolve_device_dtype()
+        if self.kind == "image-text-to-text":
+            processor = transformers.AutoProcessor.from_pretrained(source, **load_kwargs)
+            tokenizer = processor.tokenizer
+            model_class = transformers.AutoModelForImageTextToText
+        else:
+            processor = tokenizer = transformers.AutoTokenizer.from_pretrained(
+                source, **load_kwargs
+            )
+            model_class = transformers.AutoModelForCausalLM
+        tokenizer.padding_side = "left"
+        if hasattr(processor, "padding_side"):
+            processor.padding_side = "left"
+        if tokenizer.pad_token_id is None:
+            if tokenizer.eos_token is None:
+                raise ValueError(
+                    f"hf backend: the tokenizer of {self.model_id!r} has neither a pad nor an eos "
+                    "token, so batches cannot be padded"
+                )
+            tokenizer.pad_token = tokenizer.eos_token
+        if self.prompt_format == "chat" and self.chat_template is None:
+            if not getattr(processor, "chat_template", None):
+                raise ValueError(
+                    f"hf backend: {self.model_id!r} has no chat template; set 'chat_template' in "
+                    "the model spec, or 'prompt_format: plain' for checkpoints that take a bare "
+                    "prompt (e.g. InstructBLIP)"
+                )
+        if device.type == "cuda" and importlib.util.find_spec("accelerate") is not None:
+            # Straight onto the GPU; without accelerate transformers refuses a device_map, so the
+            # weights go through CPU memory first.
+            load_kwargs["device_map"] = str(device)
+        model = model_class.from_pretrained(source, dtype=dtype, **load_kwargs)
+        model.to(device)
+        model.eval()
+        self._model, self._processor, self._device = model, processor, device
+
+    @property
+    def tokenizer(self) -> Any:
+        """The loaded tokenizer (loads the model if needed)."""
+        self._load()
+        return getattr(self._processor, "tokenizer", self._processor)
+
+    @property
+    def processor(self) -> Any:
+        """The loaded processor (image-text-to-text) or tokenizer (causal-lm)."""
+        self._load()
+        return self._processor
+
+    # -- prompts --------------------------------------------------------------------------------
+
+    def _conversation(self, request: Request, image: Any) -> list[dict[str, Any]]:
+        """Chat messages for the template; the image goes first in the first user message."""
+        if self.kind == "causal-lm":
+            return [dict(m) for m in request.messages]
+        messages: list[dict[str, Any]] = []
+        placed = image is None
+        for message in request.messages:
+            content: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}]
+            if not placed and message["role"] == "user":
+                content.insert(0, {"type": "image", "image": image})
+                placed = True
+            messages.append({"role": message["role"], "content": content})
+        if not placed:
+            raise ValueError(f"request {request.request_id!r} has an image but no user message")
+        return messages
+
+    def _encode(self, requests: Sequence[Request], images: Sequence[Any]) -> Any:
+        """Tokenize one batch (left padded) as PyTorch tensors."""
+        processor = self._processor
+        has_images = images[0] is not None
+        if self.prompt_format == "plain":
+            texts = ["\n".join(m["content"] for m in r.messages) for r in requests]
+            if self.kind == "image-text-to-text":
+                return processor(
+                    images=list(images) if has_images else None,
+                    text=texts,
+                    padding=True,
+                    return_tensors="pt",
+                )
+            return processor(texts, padding=True, return_tensors="pt")
+        conversations = [self._conversation(r, im) for r, im in zip(requests, images, strict=True)]
+        template = {"chat_template": self.chat_template} if self.chat_template else {}
+        if self.kind == "image-text-to-text":
+            return processor.apply_chat_template(
+                conversations,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+                return_tensors="pt",
+                processor_kwargs={"padding": True, "padding_side": "left"},
+                **template,
+            )
+        return processor.apply_chat_template(
+            conversations,
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            padding=True,
+            return_tensors="pt",
+            **template,
+        )
+
+    # -- generation -----------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Answer ``requests`` in order (grouped and batched inside, see the module docstring)."""
+        if not requests:
+            return []
+        settings = [generation_settings(r.params) for r in requests]
+        images: list[Any] = []
+        for request in requests:
+            if self.kind == "causal-lm" and (request.image_path or request.image_sha256):
+                raise ValueError(
+                    f"hf backend: request {request.request_id!r} has an image but model "
+                    f"{self.model_id!r} is a text-only causal-lm; use kind image-text-to-text"
+                )
+            if self.kind == "image-text-to-text" and request.image_id and not request.image_path:
+                # Answering without the pixels would silently measure a text-only model.
+                raise ValueError(
+                    f"hf backend: request {request.request_id!r} names image "
+                    f"{request.image_id!r} but has no image file (image_path is empty)"
+                )
+            if request.image_path or request.image_sha256:
+                images.append(
+                    load_image(request.image_path, request.image_sha256, request.request_id)
+                )
+            else:
+                images.append(None)
+        self._load()
+        groups: dict[str, list[int]] = {}
+        for index, (setting, image) in enumerate(zip(settings, images, strict=True)):
+            key = repr((sorted(setting.items()), image is not None))
+            groups.setdefault(key, []).append(index)
+        results: list[Response | None] = [None] * len(requests)
+        for indices in groups.values():
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
+                answers = self._generate_batch(
+                    [requests[i] for i in chunk], [images[i] for i in chunk], settings[chunk[0]]
+                )
+                for i, answer in zip(chunk, answers, strict=True):
+                    results[i] = answer
+        return [r for r in results if r is not None]
+
+    def _generate_batch(
+        self, requests: Sequence[Request], images: Sequence[Any], settings: Mapping[str, Any]
+    ) -> list[Response]:
+        import torch
+        from transformers import GenerationConfig
+
+        model, tokenizer = self._model, self.tokenizer
+        inputs = self._encode(requests, images).to(self._device)
+        pixels = inputs.get("pixel_values")
+        if pixels is not None and pixels.is_floating_point():
+            inputs["pixel_values"] = pixels.to(model.dtype)  # processors return float32
+        options = {k: v for k, v in settings.items() if k != "seed"}
+        config = GenerationConfig(**options, pad_token_id=tokenizer.pad_token_id)
+        eos = config.eos_token_id or model.generation_config.eos_token_id or tokenizer.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        torch.manual_seed(int(settings["seed"]))
+        with torch.inference_mode():
+            output = model.generate(**inputs, generation_config=config)
+        prompt_ids = inputs["input_ids"]
+        width = prompt_ids.shape[1]
+        # Decoder-only models return prompt + answer; a few (encoder-decoder style) only the answer.
+        if output.shape[1] >= width and torch.equal(output[:, :width], prompt_ids):
+            new_tokens = output[:, width:]
+        else:
+            new_tokens = output
+        texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        responses = []
+        identity = self.identity
+        for request, row, text in zip(requests, new_tokens.tolist(), texts, strict=True):
+            stop = next((n for n, token in enumerate(row) if token in eos_ids), None)
+            meta = {
+                "new_tokens": len(row) if stop is None else stop + 1,
+                "finish_reason": "length" if stop is None else "stop",
+            }
+            responses.append(
+                Response(
+                    request_id=request.request_id,
+                    text=text.strip(),
+                    model=self.name,
+                    identity=dict(identity),
+                    meta=meta,
+                )
+            )
+        return responses
+
+
+@register_backend("hf")
+def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) -> HFBackend:
+    """Build an :class:`HFBackend` from a model spec (see the module docstring for the keys)."""
+    unknown = sorted(set(spec) - SPEC_KEYS)
+    if unknown:
+        raise ValueError(
+            f"hf backend: unknown key(s) {', '.join(map(repr, unknown))} in model spec "
+            f"{dict(spec)!r}; valid keys: {', '.join(sorted(SPEC_KEYS))}"
+        )
+    model = spec.get("model")
+    if not isinstance(model, str) or not model:
+        raise ValueError(
+            f"hf backend: the model spec needs 'model' (hub id or path): {dict(spec)!r}"
+        )
+    if "kind" not in spec:
+        raise ValueError(
+            f"hf backend: the model spec of {model!r} needs 'kind'; valid kinds: {', '.join(KINDS)}"
+        )
+    revision = spec.get("revision")
+    return HFBackend(
+        model=model,
+        kind=spec["kind"],
+        revision=str(revision) if revision is not None else None,
+        dtype=spec.get("dtype", "auto"),
+        device=spec.get("device", "auto"),
+        batch_size=spec.get("batch_size", 8),
+        prompt_format=spec.get("prompt_format", "chat"),
+        chat_template=spec.get("chat_template"),
+        name=spec.get("name") or model_name,
+    )
