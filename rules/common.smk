@@ -15,6 +15,7 @@ wildcard_constraints:
     model=r"[A-Za-z0-9_.-]+",
     instruction=r"[A-Za-z0-9_-]+",
     embedder=r"[A-Za-z0-9_-]+",
+    setting=r"random|popular|adversarial",
 
 
 def json_arg(value):
@@ -50,6 +51,15 @@ def score_files(dataset=DATASET):
     return expand(
         "results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
         dataset=dataset, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
+    )
+
+
+def pope_score_files(dataset=DATASET):
+    if not config["pope"]["enabled"]:
+        return []
+    return expand(
+        "results/pope/{dataset}/{model}/{setting}.scores.json",
+        dataset=dataset, model=MODELS, setting=config["pope"]["settings"],
     )
 
 

@@ -31,7 +31,8 @@ rule score:
 rule summarize:
     """Pool per-job scores into the summary used by every table and figure."""
     input:
-        score_files(),
+        captions=score_files(),
+        pope=pope_score_files(),
     output:
         summary="results/scores/{dataset}/summary.csv",
         objects="results/scores/{dataset}/objects.csv",
@@ -44,7 +45,8 @@ rule summarize:
         "logs/summarize/{dataset}.log",
     shell:
         "halluscope stage-summarize --table1 {params.table1} --k {params.k} "
-        "--out-summary {output.summary} --out-objects {output.objects} {input} > {log} 2>&1"
+        "--out-summary {output.summary} --out-objects {output.objects} "
+        "--pope {input.pope} -- {input.captions} > {log} 2>&1"
 
 
 rule score_all:

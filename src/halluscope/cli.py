@@ -125,7 +125,42 @@ def build_parser() -> argparse.ArgumentParser:
         ("--k", I),
         ("--out-summary", P),
         ("--out-objects", P),
+        ("--pope", {"type": Path, "nargs": "*", "default": []}),
         ("captions", {"type": Path, "nargs": "+"}),
+    )
+    _add(
+        sub,
+        "stage-pope-questions",
+        "POPE questions",
+        ("--items", P),
+        ("--setting", S),
+        ("--n", I),
+        ("--seed", I),
+        ("--typo", {"action": "store_true"}),
+        ("--out", P),
+    )
+    _add(
+        sub,
+        "stage-pope-answers",
+        "POPE answers",
+        ("--items", P),
+        ("--questions", P),
+        ("--model-id", S),
+        ("--model", J),
+        ("--generation", J),
+        ("--template-version", S),
+        ("--cache-mode", S),
+        ("--cache", P),
+        ("--out", P),
+    )
+    _add(
+        sub,
+        "stage-pope-score",
+        "POPE scores",
+        ("--questions", P),
+        ("--answers", P),
+        ("--parser", S),
+        ("--out", P),
     )
     _add(
         sub,
@@ -276,7 +311,26 @@ def dispatch(args: argparse.Namespace) -> None:
     elif cmd == "stage-summarize":
         from halluscope.stages import summarize
 
-        summarize.run(args.captions, args.table1, args.out_summary, args.out_objects)
+        summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
+    elif cmd.startswith("stage-pope-"):
+        from halluscope.stages import pope
+
+        if cmd == "stage-pope-questions":
+            pope.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
+        elif cmd == "stage-pope-answers":
+            pope.answers(
+                args.items,
+                args.questions,
+                args.model_id,
+                args.model,
+                args.generation,
+                args.template_version,
+                args.cache,
+                args.cache_mode,
+                args.out,
+            )
+        else:
+            pope.score(args.questions, args.answers, args.parser, args.out)
     elif cmd in ("stage-figure", "stage-tables", "stage-assemble"):
         from halluscope.stages import report
 

@@ -73,6 +73,20 @@ STAGES: list[Stage] = [
         "presence of out-of-domain objects",
     ),
     Stage(
+        "pope",
+        "pope_all",
+        ["pope", "models", "generate.models", "generate.seed", "generate.template_version"],
+        [
+            "rules/pope.smk",
+            "src/halluscope/metrics/pope.py",
+            "src/halluscope/stages/pope.py",
+            "src/halluscope/models",
+        ],
+        ["results/pope"],
+        ["results/data"],
+        "POPE questions, answers and scores",
+    ),
+    Stage(
         "embed",
         "embed_all",
         ["embed", "caos.frequent"],
@@ -93,7 +107,7 @@ STAGES: list[Stage] = [
             "src/halluscope/stages/csvio.py",
         ],
         ["results/scores"],
-        ["results/objects", "results/oracle", "results/embeddings"],
+        ["results/objects", "results/oracle", "results/embeddings", "results/pope"],
         "CAOS, CHAIR, precision, recall",
     ),
     Stage(

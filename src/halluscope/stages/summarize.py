@@ -71,7 +71,26 @@ def summarize_group(rows: list[dict[str, str]]) -> dict:
     }
 
 
-def run(caption_files: list[Path], table1: list[str], out_summary: Path, out_objects: Path) -> None:
+def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
+    """POPE-F1 per model: the mean F1 over the configured negative-sampling settings.
+
+    Files are ``results/pope/{dataset}/{model}/{setting}.scores.json``.
+    """
+    from halluscope.io import read_json
+
+    f1s: dict[str, list[float]] = defaultdict(list)
+    for path in pope_files:
+        f1s[Path(path).parent.name].append(float(read_json(path)["f1"]))
+    return {model: sum(v) / len(v) for model, v in f1s.items()}
+
+
+def run(
+    caption_files: list[Path],
+    table1: list[str],
+    out_summary: Path,
+    out_objects: Path,
+    pope_files: list[Path] | None = None,
+) -> None:
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     object_rows: list[dict[str, str]] = []
     object_header: list[str] | None = None
@@ -87,8 +106,15 @@ def run(caption_files: list[Path], table1: list[str], out_summary: Path, out_obj
         if rows:
             object_header = object_header or list(rows[0])
         object_rows.extend(rows)
+    pope_f1 = pope_f1_by_model(pope_files or [])
     summary = [
-        {"model": m, "embedder": e, "instruction_id": i, **summarize_group(rows)}
+        {
+            "model": m,
+            "embedder": e,
+            "instruction_id": i,
+            **summarize_group(rows),
+            "POPE_F1": pope_f1.get(m),
+        }
         for (m, e, i), rows in sorted(groups.items())
     ]
     write_csv(out_summary, SUMMARY_COLUMNS, summary)
