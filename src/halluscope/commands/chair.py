@@ -1,0 +1,92 @@
+"""``halluscope chair``: CHAIR of a caption file against per-image ground truth.
+
+The output names the word-normalisation variant and the synonym list used, because both change
+the numbers (see ``halluscope.metrics.chair`` and ``halluscope.objects.normalize``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from halluscope.io import InputError
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("chair", help="CHAIR_S / CHAIR_I of captions against GT objects")
+    parser.add_argument(
+        "--captions",
+        type=Path,
+        required=True,
+        help="JSONL or concatenated JSON objects with image_id and caption/text",
+    )
+    parser.add_argument(
+        "--gt",
+        type=Path,
+        required=True,
+        help='{"imid_to_objects": {...}} or a plain {image_id: [objects]} file',
+    )
+    parser.add_argument(
+        "--synonyms",
+        type=Path,
+        default=None,
+        help="CHAIR synonyms.txt (default: halluscope's own table)",
+    )
+    parser.add_argument("--variant", choices=("pattern", "lemmatizer"), default="pattern")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.set_defaults(func=run)
+
+
+def read_captions(path: Path) -> list[tuple[str, str]]:
+    """(image id, caption) pairs in input order; errors name the file and record."""
+    from halluscope.io import read_json_records
+
+    out = []
+    for number, rec in enumerate(read_json_records(path), start=1):
+        if not isinstance(rec, dict) or "image_id" not in rec:
+            raise InputError(f"{path}: record {number}: expected an object with 'image_id'")
+        text = rec.get("caption", rec.get("text"))
+        if not isinstance(text, str):
+            raise InputError(f"{path}: record {number}: expected a string 'caption' or 'text'")
+        out.append((str(rec["image_id"]), text))
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    from halluscope.data.coco import load_gt
+    from halluscope.io import write_json
+    from halluscope.metrics.chair import chair_scores
+    from halluscope.objects.coco import load_synonyms
+    from halluscope.objects.parser import ObjectParser
+
+    captions = read_captions(args.captions)
+    gt = load_gt(args.gt)
+    missing = [image_id for image_id, _ in captions if image_id not in gt]
+    if missing:
+        raise InputError(
+            f"{args.gt}: no ground truth for image id {missing[0]!r} "
+            f"({len(missing)} captions without GT)"
+        )
+    synonyms = load_synonyms(args.synonyms) if args.synonyms else None  # None: builtin table
+    parser = ObjectParser(synonyms, variant=args.variant)
+    result = chair_scores(((i, c, gt[i]) for i, c in captions), parser)
+    overall = result["overall"]
+    write_json(
+        args.out,
+        {
+            "overall": {k: overall[k] for k in ("CHAIRs", "CHAIRi", "recall", "n_captions")},
+            "details": overall,
+            "variant": args.variant,
+            "synonyms": str(args.synonyms) if args.synonyms else "builtin (halluscope)",
+            "captions": [
+                {
+                    "image_id": image_id,
+                    "mentions": c["mentions"],
+                    "hallucinated": c["hallucinated"],
+                    "CHAIRs": c["CHAIRs"],
+                    "CHAIRi": c["CHAIRi"],
+                }
+                for (image_id, _), c in zip(captions, result["captions"], strict=True)
+            ],
+        },
+    )

@@ -1,0 +1,104 @@
+"""``halluscope fetch`` and ``halluscope coco-gt``: raw inputs and the MSCOCO CHAIR ground truth.
+
+``fetch`` prints one verified local path per requested file on stdout (progress and notes go to
+stderr), so rules and shells can use ``$(halluscope fetch chair/synonyms.txt)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from halluscope.io import InputError
+
+
+def add_parser(sub) -> None:
+    fetch = sub.add_parser(
+        "fetch",
+        help="verified local path of raw input files (mirror, cache or download)",
+        description=(
+            "Resolve registered raw inputs: the local mirror (default ../shared/data), else the "
+            "download cache, else a resumable, checksum-verified download. Prints one path per "
+            "file. FILE is a path relative to the mirror (see --list) or 'all'."
+        ),
+    )
+    fetch.add_argument("files", metavar="FILE", nargs="*", help="relative path, or 'all'")
+    fetch.add_argument("--mirror", type=Path, default=None, help="mirror folder (same layout)")
+    fetch.add_argument("--no-mirror", action="store_true", help="ignore the default mirror")
+    fetch.add_argument("--cache", type=Path, default=None, help="download cache folder")
+    fetch.add_argument("--no-download", action="store_true", help="never use the network")
+    fetch.add_argument(
+        "--lock",
+        type=Path,
+        default=None,
+        help="checksum lock file (default data/checksums.lock.json)",
+    )
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+    fetch.add_argument("--list", action="store_true", help="list the registered files and exit")
+    fetch.set_defaults(func=run_fetch)
+
+    gt = sub.add_parser(
+        "coco-gt",
+        help="CHAIR ground truth per MSCOCO image (instances united with caption objects)",
+    )
+    gt.add_argument(
+        "--instances", type=Path, nargs="+", action="extend", default=[], help="instances_*.json"
+    )
+    gt.add_argument(
+        "--captions", type=Path, nargs="+", action="extend", default=[], help="captions_*.json"
+    )
+    gt.add_argument(
+        "--zip",
+        type=Path,
+        default=None,
+        help="annotations_trainval2014.zip: read train+val instances and captions from it",
+    )
+    gt.add_argument("--variant", choices=("pattern", "lemmatizer"), required=True)
+    gt.add_argument(
+        "--synonyms", type=Path, default=None, help="CHAIR synonyms.txt (default: builtin table)"
+    )
+    gt.add_argument("--out", type=Path, required=True)
+    gt.set_defaults(func=run_coco_gt)
+
+
+def run_fetch(args: argparse.Namespace) -> None:
+    from halluscope.data.fetch import resolve_many
+    from halluscope.data.sources import SOURCES
+
+    if args.list:
+        for source in SOURCES.values():
+            size = "?" if source.size is None else str(source.size)
+            print(f"{source.path}\t{size}\t{source.url or '(mirror only)'}")
+        return
+    if not args.files:
+        raise InputError("fetch: name at least one FILE (or 'all'; --list shows them)")
+    files = list(SOURCES) if "all" in args.files else list(dict.fromkeys(args.files))
+    paths = resolve_many(
+        files,
+        args.mirror,
+        args.cache,
+        allow_download=not args.no_download,
+        lock_path=args.lock,
+        use_default_mirror=not args.no_mirror,
+        progress=not args.quiet,
+    )
+    for path in paths:
+        print(path)
+
+
+def run_coco_gt(args: argparse.Namespace) -> None:
+    from halluscope.data.coco import (
+        COCO_ZIP_CAPTIONS,
+        COCO_ZIP_INSTANCES,
+        build_chair_gt_document,
+        write_gt,
+    )
+
+    instances: list = list(args.instances)
+    captions: list = list(args.captions)
+    if args.zip is not None:
+        instances += [(args.zip, member) for member in COCO_ZIP_INSTANCES]
+        captions += [(args.zip, member) for member in COCO_ZIP_CAPTIONS]
+    if not instances or not captions:
+        raise InputError("coco-gt: give --instances and --captions files, or --zip")
+    write_gt(args.out, build_chair_gt_document(instances, captions, args.variant, args.synonyms))

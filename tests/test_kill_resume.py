@@ -1,0 +1,109 @@
+"""SIGKILL in the middle of a model-calling stage, then a rerun: identical final output.
+
+The generation stage runs as a real subprocess on synthetic items (one request per batch, so
+the cache grows while it runs) and is killed at seeded random moments; the rerun must give a
+file byte-identical to an uninterrupted run, and no half-written output ever exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from halluscope.io import read_jsonl, write_jsonl
+
+N_ITEMS = 400
+COCO = ["person", "dog", "cat", "car", "chair", "cup", "bottle", "bench", "tie", "boat"]
+
+
+def make_items(path: Path) -> None:
+    rng = random.Random(7)
+    write_jsonl(
+        path,
+        [
+            {
+                "image_id": f"img{i:04d}",
+                "image": None,
+                "image_sha256": None,
+                "gt_objects": sorted(rng.sample(COCO, 2)),
+                "other_objects": ["tree"],
+                "relations": [],
+                "caption": "",
+                "source": {},
+            }
+            for i in range(N_ITEMS)
+        ],
+    )
+
+
+def generate_cmd(items: Path, cache: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "halluscope.cli",
+        "stage-generate",
+        "--items",
+        str(items),
+        "--model-id",
+        "sim-verbose",
+        "--model",
+        json.dumps({"backend": "sim", "profile": "sim-verbose"}),
+        "--instruction-id",
+        "i01",
+        "--instruction",
+        json.dumps("Provide a brief description of the given image."),
+        "--generation",
+        json.dumps({"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 1}),
+        "--template-version",
+        "v1",
+        "--cache-mode",
+        "live",
+        "--cache",
+        str(cache),
+        "--out",
+        str(out),
+    ]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[Path, bytes]:
+    root = tmp_path_factory.mktemp("ref")
+    make_items(root / "items.jsonl")
+    out = root / "out.jsonl"
+    subprocess.run(
+        generate_cmd(root / "items.jsonl", root / "cache", out), check=True, capture_output=True
+    )
+    return root / "items.jsonl", out.read_bytes()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_sigkill_then_rerun_gives_identical_output(reference, tmp_path: Path, seed: int) -> None:
+    items, expected = reference
+    cache, out = tmp_path / "cache", tmp_path / "out.jsonl"
+    delay = random.Random(seed).uniform(0.8, 3.0)
+    proc = subprocess.Popen(
+        generate_cmd(items, cache, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # never a half file: the output is either absent or complete
+    if out.exists():
+        assert out.read_bytes() == expected
+    leftovers = [p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".json")]
+    for p in leftovers:  # temp files of an interrupted write are never read as entries
+        assert p.name.endswith(".tmp"), p
+    cached = sum(1 for _ in cache.rglob("*.json")) if cache.exists() else 0
+    subprocess.run(generate_cmd(items, cache, out), check=True, capture_output=True)
+    assert out.read_bytes() == expected
+    assert len(read_jsonl(out)) == N_ITEMS
+    assert sum(1 for _ in cache.rglob("*.json")) == N_ITEMS  # no record lost or duplicated
+    assert cached <= N_ITEMS
