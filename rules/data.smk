@@ -7,6 +7,9 @@ rule data_items:
         images=directory("results/data/{dataset}/images"),
     params:
         dataset="{dataset}",
+        options=json_arg(
+            {k: config["data"][k] for k in ("image_list", "gt_variant", "images") if k in config["data"]}
+        ),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -14,6 +17,7 @@ rule data_items:
     shell:
         "halluscope stage-data --dataset {params.dataset} "
         "--annotations {input.annotations} --items {output.item_file} --images {output.images} "
+        "--options {params.options} "
         "> {log} 2>&1"
 
 

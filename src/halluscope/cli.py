@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("--annotations", P),
         ("--items", P),
         ("--images", P),
+        ("--options", {"type": _json, "default": {}}),
     )
     _add(
         sub,
@@ -254,7 +255,7 @@ def dispatch(args: argparse.Namespace) -> None:
     elif cmd == "stage-data":
         from halluscope.stages import data
 
-        data.run(args.dataset, args.annotations, args.items, args.images)
+        data.run(args.dataset, args.annotations, args.items, args.images, args.options)
     elif cmd == "stage-generate":
         from halluscope.stages import generate
 

@@ -40,7 +40,7 @@ STAGES: list[Stage] = [
     Stage(
         "data",
         "data_all",
-        ["data.dataset", "data.annotations"],
+        ["data"],
         ["rules/data.smk", "src/halluscope/data", "src/halluscope/stages/data.py", "data/demo"],
         ["results/data"],
         description="images and per-image ground truth",

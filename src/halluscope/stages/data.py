@@ -1,19 +1,80 @@
-"""Data stage: per-image ground truth (items.jsonl) and exported images."""
+"""Data stage: per-image ground truth (items.jsonl) and, where images exist, the images.
+
+Datasets:
+* ``demo``: the images installed packages ship, with our authored annotations.
+* ``pope-captions``: the 2,000 MSCOCO val2014 images of POPE/CAOS, identified by the image ids of
+  a POPE caption file; GT = the CHAIR ground truth of MSCOCO 2014 (``coco/chair_gt_objects_*``).
+  No images: items have ``image: null`` (out-of-domain objects then stay unverified).
+* ``coco``: the same images with the files of a local MSCOCO val2014 folder, for the oracle and
+  real LVLMs (``data.images``).
+Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,
+checksums verified).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from halluscope.io import InputError, read_jsonl
+from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
+
+DATASETS = ("demo", "pope-captions", "coco")
 
 
-def run(dataset: str, annotations: Path, items: Path, images: Path) -> None:
-    """Build ``items.jsonl`` for a dataset (only the authored demo dataset so far)."""
-    if dataset != "demo":
-        raise InputError(f"data.dataset: unknown dataset {dataset!r}; valid datasets: demo")
-    from halluscope.data.demo import export_items, load_annotations
+def run(
+    dataset: str, annotations: Path, items: Path, images: Path, options: dict | None = None
+) -> None:
+    """Build ``items.jsonl`` (and the images folder) for a dataset."""
+    options = options or {}
+    if dataset == "demo":
+        from halluscope.data.demo import export_items, load_annotations
 
-    export_items(load_annotations(annotations), images, items)
+        export_items(load_annotations(annotations), images, items)
+    elif dataset in ("pope-captions", "coco"):
+        images.mkdir(parents=True, exist_ok=True)
+        write_jsonl(items, coco_items(dataset, options))
+    else:
+        raise InputError(
+            f"data.dataset: unknown dataset {dataset!r}; valid datasets: {', '.join(DATASETS)}"
+        )
+
+
+def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
+    """Items of the POPE/CAOS MSCOCO subset, in the order of the image-list file."""
+    from halluscope.data.coco import load_gt
+    from halluscope.data.fetch import resolve
+
+    image_list = resolve(options.get("image_list", "pope/captions/Instruction1_llava.json"))
+    variant = options.get("gt_variant", "pattern")
+    gt = load_gt(resolve(f"coco/chair_gt_objects_{variant}.json"))
+    ids = list(dict.fromkeys(str(r["image_id"]) for r in read_json_records(image_list)))
+    folder = Path(options["images"]) if dataset == "coco" else None
+    out = []
+    for image_id in ids:
+        if image_id not in gt:
+            raise InputError(f"{image_list}: image id {image_id} has no MSCOCO ground truth")
+        image = sha = None
+        if folder is not None:
+            path = folder / f"COCO_val2014_{int(image_id):012d}.jpg"
+            if not path.exists():
+                raise InputError(
+                    f"data.images: image {path} not found (MSCOCO val2014 file of "
+                    f"image id {image_id})"
+                )
+            image, sha = str(path), sha256_file(path)
+        out.append(
+            {
+                "image_id": image_id,
+                "image": image,
+                "image_sha256": sha,
+                "gt_objects": gt[image_id],
+                "other_objects": [],
+                "relations": [],
+                "caption": "",
+                "source": {"dataset": "MSCOCO val2014", "gt": variant},
+            }
+        )
+    return out
 
 
 def load_items(path: str | Path) -> dict[str, dict]:
