@@ -12,6 +12,8 @@ rule generate:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+    resources:
+        gpu=lambda wc: int(config["models"][wc.model].get("gpu", 0)),
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -1,0 +1,182 @@
+"""``halluscope nope`` (NOPE answer scores) and ``halluscope lexdiv`` (lexical diversity).
+
+Hand-check tools: feed a JSONL of answers or questions, get one JSON file of scores. Every input
+problem is reported as ``file:line: what was expected``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from halluscope.io import InputError
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``nope`` and ``lexdiv`` subcommands."""
+    nope = subparsers.add_parser(
+        "nope",
+        help="NOPE scores (exact match, METEOR, NegP accuracy) of a JSONL of answers",
+        description="Score VQA answers the NOPE way. Each JSONL line: {question_id, "
+        "question_type, relevance, is_negp, reference, answer}. METEOR needs Java.",
+    )
+    nope.add_argument("--answers", type=Path, required=True, help="JSONL of answer records")
+    nope.add_argument("--out", type=Path, required=True, help="output JSON")
+    nope.add_argument("--no-meteor", action="store_true", help="skip METEOR (no Java needed)")
+    nope.add_argument(
+        "--no-zero",
+        action="store_true",
+        help='do not count "zero"/"0" as NegP answers (Table 6 counting answers)',
+    )
+    nope.add_argument(
+        "--no-per-answer", action="store_true", help="leave the per-answer rows out of the output"
+    )
+    nope.set_defaults(func=run)
+
+    lexdiv = subparsers.add_parser(
+        "lexdiv",
+        help="MATTR, MTLD and HD-D of a set of questions (NOPE §4.1)",
+        description="Lexical diversity of the questions of a JSONL file (or a .txt file with "
+        "one question per line), concatenated in file order.",
+    )
+    lexdiv.add_argument("--questions", type=Path, required=True, help="JSONL (or .txt) input")
+    lexdiv.add_argument("--out", type=Path, required=True, help="output JSON")
+    lexdiv.add_argument("--field", default="question", help="the question text field")
+    lexdiv.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="also report per value of FIELD (repeatable), e.g. relevance, question_type",
+    )
+    lexdiv.add_argument(
+        "--all",
+        action="store_true",
+        help='keep records with "valid": false (dropped by default)',
+    )
+    lexdiv.add_argument("--window", type=int, default=50, help="MATTR window")
+    lexdiv.add_argument("--threshold", type=float, default=0.72, help="MTLD factor threshold")
+    lexdiv.add_argument("--sample-size", type=int, default=42, help="HD-D sample size")
+    lexdiv.set_defaults(func=run_lexdiv)
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
+    """Non-empty lines with their 1-based numbers; unreadable files become InputError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not valid UTF-8 (byte {err.start})") from None
+    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for number, line in _lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                f"{path}:{number}: malformed JSON ({err.msg} at column {err.colno}); expected one "
+                "JSON object per line"
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(
+                f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
+            )
+        out.append((number, record))
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    """``halluscope nope``: validate every line, score, write the JSON report."""
+    from halluscope.io import write_json
+    from halluscope.metrics.nope import MeteorUnavailableError, score_answers, validate_record
+
+    records = []
+    first_line: dict[Any, int] = {}
+    for number, record in _jsonl(args.answers):
+        try:
+            clean = validate_record(record)
+        except ValueError as err:
+            raise InputError(f"{args.answers}:{number}: {err}") from None
+        qid = clean["question_id"]
+        if qid in first_line:
+            raise InputError(
+                f"{args.answers}:{number}: duplicate question_id {qid!r} (first on line "
+                f"{first_line[qid]})"
+            )
+        first_line[qid] = number
+        records.append(record)
+    if not records:
+        raise InputError(f"{args.answers}: no answer records")
+    try:
+        report = score_answers(
+            records,
+            meteor=not args.no_meteor,
+            negp_include_zero=not args.no_zero,
+            per_answer=not args.no_per_answer,
+        )
+    except MeteorUnavailableError as err:
+        print(f"halluscope nope: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    report["input"] = str(args.answers)
+    write_json(args.out, report)
+
+
+def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
+    """The question records to measure and how many ``valid: false`` ones were dropped."""
+    if args.questions.suffix == ".txt":
+        return [{args.field: line.strip()} for _, line in _lines(args.questions)], 0
+    kept, dropped = [], 0
+    for number, record in _jsonl(args.questions):
+        text = record.get(args.field)
+        if record.get("valid") is False and not args.all:
+            dropped += 1
+            continue
+        if not isinstance(text, str):
+            raise InputError(
+                f"{args.questions}:{number}: expected a string field {args.field!r}, got {text!r}"
+            )
+        for key in args.group_by:
+            if key not in record:
+                raise InputError(f"{args.questions}:{number}: missing group-by field {key!r}")
+        kept.append(record)
+    return kept, dropped
+
+
+def run_lexdiv(args: argparse.Namespace) -> None:
+    """``halluscope lexdiv``: MATTR/MTLD/HD-D overall and per group, one JSON file."""
+    from halluscope.io import write_json
+    from halluscope.metrics.lexical_diversity import lexical_diversity, tokenize
+
+    records, dropped = _question_texts(args)
+    if not records:
+        raise InputError(f"{args.questions}: no questions to measure")
+    settings = {"window": args.window, "threshold": args.threshold, "sample_size": args.sample_size}
+
+    def measure(subset: list[dict[str, Any]]) -> dict[str, Any]:
+        tokens = [token for record in subset for token in tokenize(record[args.field])]
+        return {"questions": len(subset), **lexical_diversity(tokens, **settings)}
+
+    groups: dict[str, dict[str, Any]] = {}
+    for key in args.group_by:
+        values: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            values.setdefault(str(record[key]), []).append(record)
+        groups[key] = {value: measure(values[value]) for value in sorted(values)}
+    write_json(
+        args.out,
+        {
+            "input": str(args.questions),
+            "field": args.field,
+            "dropped_invalid": dropped,
+            "text": "the questions concatenated in file order, LexicalRichness default tokens",
+            "overall": measure(records),
+            "groups": groups,
+        },
+    )
