@@ -1,0 +1,286 @@
+"""``replay`` backend: answers recorded elsewhere (e.g. the POPE caption files of five real LVLMs).
+
+Why: published model outputs are data too. Scoring them through the same backend interface as a
+live model means the same cache, generation loop and artifacts, and a run needs neither the model
+nor a GPU.
+
+Spec::
+
+    {backend: replay, path: ../shared/data/pope/captions/Instruction1_llava.json,
+     name: llava-pope, revision: "", prompt_map: {"<our instruction text>": "<recorded prompt>"}}
+
+The recording is a JSONL file, a JSON array or concatenated JSON objects (the POPE files), one
+record per answer: ``{"image_id", "prompt" | "instruction_id", "text", ...}``. ``image_id`` is
+compared as a string (POPE's ``40468`` matches the item id ``"40468"``); a ``prompt`` given as a
+list of strings (mPLUG-Owl's files) is joined with newlines. A request is answered by the record
+with its image id and
+
+1. the request's prompt (the last user message), translated through ``prompt_map`` when given --
+   recordings usually hold the model's own template ("Question: ... Answer: ") rather than the
+   bare instruction, and the map says which recorded prompt stands for which instruction; else
+2. the request's ``meta["instruction_id"]``, for recordings keyed by instruction id. (The cache key
+   holds the prompt text, not the id: two instruction ids with the same text share one answer.)
+
+A request the recording lacks raises :class:`ReplayMissError` naming the image id and the prompt;
+two records with the same key are refused, naming both lines. The identity holds the sha256 of the
+recording file (and the prompt map), so an edited recording never reuses stale cache entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from halluscope.io import InputError
+from halluscope.models.base import Request, Response, register_backend
+
+_RESERVED = ("image_id", "prompt", "instruction_id", "text")
+
+
+class ReplayMissError(LookupError):
+    """A request has no answer in the recording."""
+
+
+def _line_counter(text: str) -> Any:
+    """``line(index)`` for increasing indices, counting newlines incrementally (large files)."""
+    state = {"index": 0, "line": 1}
+
+    def line(index: int) -> int:
+        state["line"] += text.count("\n", state["index"], index)
+        state["index"] = index
+        return state["line"]
+
+    return line
+
+
+def read_recording(path: str | Path, data: bytes | None = None) -> list[tuple[int, Any]]:
+    """``(line, record)`` pairs of a JSONL file, a JSON array or concatenated JSON documents.
+
+    Line numbers are kept (unlike :func:`halluscope.io.read_json_records`) so that errors about a
+    record can say where it is.
+    """
+    path = Path(path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"{path}: replay recording not found") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: not valid UTF-8; expected a JSON/JSONL text file"
+        ) from None
+    decoder = json.JSONDecoder()
+    line_of = _line_counter(text)
+    records: list[tuple[int, Any]] = []
+
+    def skip(index: int) -> int:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        return index
+
+    def decode(index: int) -> tuple[Any, int]:
+        try:
+            return decoder.raw_decode(text, index)
+        except json.JSONDecodeError as err:
+            line, start = text.count("\n", 0, err.pos) + 1, text.count("\n", 0, index) + 1
+            where = f" in the record starting at line {start}" if start != line else ""
+            raise InputError(f"{path}:{line}: malformed JSON ({err.msg}){where}") from None
+
+    index = skip(1 if text.startswith("\ufeff") else 0)
+    if index < len(text) and text[index] == "[":  # one JSON array: walk its elements
+        index = skip(index + 1)
+        while index < len(text) and text[index] != "]":
+            start = index
+            record, index = decode(index)
+            records.append((line_of(start), record))
+            index = skip(index)
+            if index < len(text) and text[index] == ",":
+                index = skip(index + 1)
+            elif index >= len(text) or text[index] != "]":
+                raise InputError(
+                    f"{path}:{text.count(chr(10), 0, index) + 1}: malformed JSON array "
+                    "(expected ',' or ']')"
+                )
+        if skip(index + 1) < len(text):
+            raise InputError(f"{path}:{line_of(skip(index + 1))}: data after the JSON array")
+        return records
+    while index < len(text):
+        start = index
+        record, index = decode(index)
+        records.append((line_of(start), record))
+        index = skip(index)
+    return records
+
+
+def _prompt_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return None
+
+
+class ReplayBackend:
+    """Serves the answers of one recording file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        name: str | None = None,
+        revision: str = "",
+        prompt_map: Mapping[str, str] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.name = name or self.path.stem
+        if prompt_map is not None and not (
+            isinstance(prompt_map, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in prompt_map.items())
+        ):
+            raise ValueError(
+                f"replay model {self.name!r}: prompt_map must map instruction texts to recorded "
+                f"prompts (strings to strings), got {prompt_map!r}"
+            )
+        self.prompt_map = dict(prompt_map or {})
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(
+                f"{self.path}: replay recording of model {self.name!r} not found"
+            ) from None
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self._by_prompt: dict[tuple[str, str], tuple[int, dict]] = {}
+        self._by_instruction: dict[tuple[str, str], tuple[int, dict]] = {}
+        self._prompts_of: dict[str, list[str]] = {}
+        for line, record in read_recording(self.path, data):
+            self._add(line, record)
+        if not self._by_prompt and not self._by_instruction:
+            raise InputError(f"{self.path}: the replay recording has no records")
+        self._identity: dict[str, Any] = {
+            "backend": "replay",
+            "name": self.name,
+            "recording_sha256": self.sha256,
+            "revision": str(revision),
+        }
+        if self.prompt_map:
+            self._identity["prompt_map"] = dict(self.prompt_map)
+
+    def _add(self, line: int, record: Any) -> None:
+        where = f"{self.path}:{line}"
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        image_id = record.get("image_id")
+        if isinstance(image_id, bool) or not isinstance(image_id, (str, int)):
+            raise InputError(f"{where}: 'image_id' must be a string or integer, got {image_id!r}")
+        if not isinstance(record.get("text"), str):
+            raise InputError(f"{where}: 'text' must be a string, got {record.get('text')!r}")
+        prompt = _prompt_text(record.get("prompt")) if "prompt" in record else None
+        instruction = record.get("instruction_id")
+        if "prompt" in record and prompt is None:
+            raise InputError(f"{where}: 'prompt' must be a string or a list of strings")
+        if instruction is not None and not isinstance(instruction, str):
+            raise InputError(f"{where}: 'instruction_id' must be a string, got {instruction!r}")
+        if prompt is None and instruction is None:
+            raise InputError(f"{where}: a record needs 'prompt' or 'instruction_id'")
+        image = str(image_id)
+        for table, kind, value in (
+            (self._by_prompt, "prompt", prompt),
+            (self._by_instruction, "instruction_id", instruction),
+        ):
+            if value is None:
+                continue
+            if (image, value) in table:
+                raise InputError(
+                    f"{where}: duplicate record for image {image!r} and {kind} {value!r} (first "
+                    f"at line {table[image, value][0]}); a recording holds one answer per request"
+                )
+            table[image, value] = (line, record)
+        self._prompts_of.setdefault(image, []).append(
+            prompt if prompt is not None else f"instruction_id={instruction}"
+        )
+
+    @property
+    def identity(self) -> dict:
+        """Name plus the recording's sha256 (and the prompt map, which changes answers)."""
+        return dict(self._identity)
+
+    def lookup(self, request: Request) -> tuple[int, dict]:
+        """``(line, record)`` answering ``request``; :class:`ReplayMissError` when absent."""
+        if request.image_id is None:
+            raise ReplayMissError(
+                f"replay model {self.name!r}: request {request.request_id!r} has no image id; "
+                "recorded answers are looked up by image id and prompt"
+            )
+        image = str(request.image_id)
+        prompt = request.prompt
+        found = self._by_prompt.get((image, self.prompt_map.get(prompt, prompt)))
+        instruction = request.meta.get("instruction_id")
+        if found is None and instruction is not None:
+            found = self._by_instruction.get((image, str(instruction)))
+        if found is not None:
+            return found
+        mapped = self.prompt_map.get(prompt)
+        recorded = self._prompts_of.get(image, [])
+        hint = (
+            f"its prompts for this image: {sorted(set(recorded))[:3]!r}"
+            if recorded
+            else "it has no record for this image at all"
+        )
+        raise ReplayMissError(
+            f"replay model {self.name!r} ({self.path}): no recorded answer for image {image!r} "
+            f"and prompt {prompt!r}"
+            + (f" (mapped to {mapped!r})" if mapped is not None else "")
+            + (f" or instruction {instruction!r}" if instruction is not None else "")
+            + f"; {hint}; add a prompt_map entry if the recording used another prompt text"
+        )
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """The recorded answer of every request, in order."""
+        responses = []
+        for request in requests:
+            line, record = self.lookup(request)
+            meta: dict[str, Any] = {"recording_line": line}
+            extra = {k: v for k, v in record.items() if k not in _RESERVED}
+            if extra:
+                meta["recorded"] = extra
+            responses.append(
+                Response(
+                    request_id=request.request_id,
+                    text=record["text"],
+                    model=self.name,
+                    identity=self.identity,
+                    meta=meta,
+                )
+            )
+        return responses
+
+
+_SPEC_KEYS = {"backend", "path", "name", "revision", "prompt_map"}
+
+
+@register_backend("replay")
+def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) -> ReplayBackend:
+    """``{"backend": "replay", "path": ..., "name"?, "revision"?, "prompt_map"?}``.
+
+    The model name is ``spec["name"]``, else the ``model_name`` context (the ``params.yaml`` model
+    id), else the recording's file stem.
+    """
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise ValueError(
+            f"replay model spec has unknown keys {unknown}; valid keys: "
+            f"{', '.join(sorted(_SPEC_KEYS))}"
+        )
+    if not isinstance(spec.get("path"), str) or not spec["path"]:
+        raise ValueError(f"replay model spec needs 'path' (the recording file): {dict(spec)!r}")
+    return ReplayBackend(
+        spec["path"],
+        name=spec.get("name") or model_name,
+        revision=str(spec.get("revision", "")),
+        prompt_map=spec.get("prompt_map"),
+    )
