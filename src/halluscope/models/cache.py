@@ -143,6 +143,9 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+_KEY_RE = re.compile(r"[0-9a-f]{64}")
+
+
 class ResponseCache:
     """One JSON file per answer under ``root``; see the module docstring for keys and modes."""
 
@@ -150,21 +153,27 @@ class ResponseCache:
         if mode not in MODES:
             raise ValueError(f"unknown cache mode {mode!r}; valid modes: {', '.join(MODES)}")
         self.root = Path(root)
+        self._root_str = os.fspath(self.root)
         self.mode: Mode = mode
         self.hits = 0
         self.misses = 0
 
+    def _file(self, key: str) -> str:
+        """The entry's path as a string (lookups are hot: plain string joins, compiled check)."""
+        if len(key) != 64 or not _KEY_RE.fullmatch(key):
+            raise ValueError(f"not a cache key (64 lower-case hex digits): {key!r}")
+        return f"{self._root_str}/{key[:2]}/{key}.json"
+
     def path(self, key: str) -> Path:
         """Where the entry for ``key`` lives."""
-        if not re.fullmatch(r"[0-9a-f]{64}", key):
-            raise ValueError(f"not a cache key (64 lower-case hex digits): {key!r}")
-        return self.root / key[:2] / f"{key}.json"
+        return Path(self._file(key))
 
     def get(self, key: str) -> Response | None:
         """The cached response for ``key`` or ``None``; counts hits and misses."""
-        path = self.path(key)
+        path = self._file(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, "rb") as handle:
+                text = handle.read()
         except FileNotFoundError:
             self.misses += 1
             return None
