@@ -7,6 +7,35 @@ from pathlib import Path
 from halluscope.stages.data import load_items
 
 
+def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
+    """Pick a per-instruction recording for ``replay`` specs with ``paths: {instruction_id: file}``.
+
+    Files are registered raw inputs (``halluscope.data.sources``), resolved through the verified
+    mirror/cache/download chain. A recording that holds one prompt only (the POPE caption files:
+    one file per model and instruction, each in the model's own template) gets ``prompt_map``
+    from our instruction text to that prompt, so answers are matched by image id.
+    """
+    if spec.get("backend") != "replay" or "paths" not in spec:
+        return spec
+    from halluscope.data.fetch import resolve
+    from halluscope.models.replay import _prompt_text, read_recording
+
+    paths = spec["paths"]
+    if instruction_id not in paths:
+        raise ValueError(
+            f"replay model has no recording for instruction {instruction_id!r}; "
+            f"it has: {', '.join(sorted(paths))}"
+        )
+    path = resolve(paths[instruction_id])
+    out = {k: v for k, v in spec.items() if k != "paths"}
+    out["path"] = str(path)
+    prompts = {_prompt_text(rec.get("prompt")) for _, rec in read_recording(path)}
+    prompts.discard(None)
+    if len(prompts) == 1 and "prompt_map" not in out:
+        out["prompt_map"] = {instruction: prompts.pop()}
+    return out
+
+
 def run(
     items_path: Path,
     model_id: str,
@@ -25,6 +54,7 @@ def run(
     from halluscope.models.generate import generate_captions
 
     items = load_items(items_path)
+    model_spec = replay_spec_for(model_spec, instruction_id, instruction)
     backend = make_backend(model_spec, items=items, model_name=model_id)
     cache = ResponseCache(cache_dir, mode=cache_mode)
     return generate_captions(
