@@ -86,5 +86,11 @@ def load_items(path: str | Path) -> dict[str, dict]:
             raise InputError(f"{path}:{number}: expected a non-empty string 'image_id'")
         if image_id in out:
             raise InputError(f"{path}:{number}: duplicate image id {image_id!r}")
+        image = item.get("image")
+        if image is not None and (not isinstance(image, str) or ".." in Path(image).parts):
+            raise InputError(
+                f"{path}:{number}: image path {image!r} of {image_id!r} escapes its data folder; "
+                "expected a path without '..' components"
+            )
         out[image_id] = item
     return out
