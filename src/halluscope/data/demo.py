@@ -264,6 +264,9 @@ def load_annotations(path: str | Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: file not found; expected the demo annotation YAML") from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8; expected a UTF-8 text file") from None
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as err:

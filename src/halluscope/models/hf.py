@@ -60,6 +60,7 @@ import hashlib
 import importlib.util
 import io
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -176,10 +177,13 @@ def load_image(path: str | Path | None, sha256: str | None = None, request_id: s
             "the file changed after the items were written: rebuild the data stage"
         )
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            return image.convert("RGB")
-    except Image.DecompressionBombError as err:
+        with warnings.catch_warnings():
+            # PIL only warns between 1x and 2x MAX_IMAGE_PIXELS: refuse those images too
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                image.load()
+                return image.convert("RGB")
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         raise ValueError(
             f"image {str(path)!r} of request {request_id!r} refused as a possible decompression "
             f"bomb ({err}); PIL's limit is Image.MAX_IMAGE_PIXELS = {Image.MAX_IMAGE_PIXELS}"

