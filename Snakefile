@@ -15,6 +15,8 @@ include: "rules/extract.smk"
 include: "rules/oracle.smk"
 include: "rules/embed.smk"
 include: "rules/pope.smk"
+include: "rules/trihe.smk"
+include: "rules/phd.smk"
 include: "rules/score.smk"
 include: "rules/figures.smk"
 include: "rules/tables.smk"
@@ -25,3 +27,4 @@ rule all:
     input:
         "results/tables",
         caos_figure_files(),
+        benchmark_figure_files(),

@@ -63,5 +63,51 @@ def pope_score_files(dataset=DATASET):
     )
 
 
+def setting_summary():
+    """What a CAOS table's numbers depend on, for the generated setting note."""
+    extract = config["extract"]
+    oracle = config["oracle"]
+    return {
+        "profile": config["profile"],
+        "dataset": DATASET,
+        "models": {m: {k: v for k, v in config["models"][m].items() if k != "paths"} for m in MODELS},
+        "instructions": INSTRUCTIONS,
+        "embedders": {e: config["embed"]["specs"][e] for e in EMBEDDERS},
+        "extract": {k: extract[k] for k in extract if k in ("method", "synonyms", "variant", "llm")},
+        "oracle": {k: oracle[k] for k in oracle if k in ("method", "members")},
+        "k": config["caos"]["k"],
+        "frequent": config["caos"]["frequent"],
+    }
+
+
 def caos_figure_files(dataset=DATASET):
     return expand("results/figures/{name}.{ext}", name=CAOS_FIGURES, ext=["pdf", "png"])
+
+
+# Tri-HE and PhD (rules/trihe.smk, rules/phd.smk): per-model scores, tables, figures.
+def trihe_score_files(dataset=DATASET):
+    if not config["trihe"]["enabled"]:
+        return []
+    return expand("results/trihe/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+
+
+def phd_score_files(dataset=DATASET):
+    if not config["phd"]["enabled"]:
+        return []
+    return expand("results/phd/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+
+
+def _enabled(pairs):
+    return [name for name, section in pairs if config[section]["enabled"]]
+
+
+def benchmark_table_files(dataset=DATASET):
+    """The Tri-HE / PhD LaTeX tables that rule `tables` assembles (enabled benchmarks only)."""
+    names = _enabled((("trihe_table", "trihe"), ("phd_table", "phd")))
+    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
+
+
+def benchmark_figure_files():
+    """The Tri-HE bars and the PhD heatmap (enabled benchmarks only)."""
+    names = _enabled((("trihe_bars", "trihe"), ("phd_heatmap", "phd")))
+    return expand("results/figures/{name}.{ext}", name=names, ext=["pdf", "png"])

@@ -1,5 +1,12 @@
+from halluscope.stages.extract import llm_settings as extract_llm_settings
+
+
+# The extractor LLM settings travel as one JSON param per job (halluscope.stages.extract.
+# llm_settings), so a change of the LLM's model spec, generation params or instruction subset
+# reruns exactly the affected extract jobs.
 rule extract:
-    """Objects of each response in caption order: rule-based MSCOCO (L1) + out-of-domain (L2)."""
+    """Objects of each response in caption order: rule-based MSCOCO (L1) + out-of-domain (L2:
+    lexicon and/or the 5-shot LLM of CAOS, tallied with the caption's words)."""
     input:
         responses="results/responses/{dataset}/{model}/{instruction}.jsonl",
     output:
@@ -8,17 +15,35 @@ rule extract:
         synonyms=config["extract"]["synonyms"],
         variant=config["extract"]["variant"],
         lexicon=config["extract"]["ood_lexicon"],
+        method=config["extract"]["method"],
+        llm=lambda wc: json_arg(extract_llm_settings(config, wc.instruction)),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage-extract --responses {input.responses} "
+        "python -m halluscope.stages.extract --responses {input.responses} "
         "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
+        "--method {params.method} --llm {params.llm} --cache results/cache/responses "
         "--out {output} > {log} 2>&1"
 
 
+rule extract_report:
+    """Pooled extraction counts: objects per source, LLM replies, rejected LLM names by reason."""
+    input:
+        lambda wc: object_files(wc.dataset),
+    output:
+        "results/objects/{dataset}/extract_report.json",
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/extract/{dataset}/extract_report.log",
+    shell:
+        "python -m halluscope.stages.extract report --out {output} {input} > {log} 2>&1"
+
+
 rule extract_all:
-    """DVC stage target: every object file."""
+    """DVC stage target: every object file and the pooled extraction report."""
     input:
         object_files(),
+        expand("results/objects/{dataset}/extract_report.json", dataset=DATASET),

@@ -1,22 +1,59 @@
 rule oracle:
-    """Presence decision for every out-of-domain object (demo: from the authored annotations)."""
+    """Presence decision for every out-of-domain object: the CAOS LVLM-ensemble oracle (majority
+    vote, ties Absent), the authored annotations, or none; plus the accuracy on labelled objects."""
     input:
         objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
         item_file="results/data/{dataset}/items.jsonl",
     output:
-        "results/oracle/{dataset}/{model}/{instruction}.jsonl",
+        decisions="results/oracle/{dataset}/{model}/{instruction}.jsonl",
+        accuracy="results/oracle/{dataset}/{model}/{instruction}.accuracy.json",
     params:
         method=config["oracle"]["method"],
+        members=json_arg(
+            {m: config["models"][m] for m in config["oracle"].get("members", [])}
+            if config["oracle"]["method"] == "ensemble"
+            else {}
+        ),
+        generation=json_arg(
+            {
+                k: config["oracle"][k]
+                for k in ("seed", "max_new_tokens", "temperature", "batch_size")
+                if k in config["oracle"]
+            }
+        ),
+        template_version=config["oracle"].get("template_version", "v1"),
+        cache_mode=config["oracle"].get("cache_mode", "live"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage-oracle --objects {input.objects} --items {input.item_file} "
-        "--method {params.method} --out {output} > {log} 2>&1"
+        "python -m halluscope.stages.oracle decide --objects {input.objects} "
+        "--items {input.item_file} --method {params.method} --members {params.members} "
+        "--params {params.generation} --template-version {params.template_version} "
+        "--cache results/cache/responses --cache-mode {params.cache_mode} "
+        "--out {output.decisions} --accuracy {output.accuracy} > {log} 2>&1"
+
+
+rule oracle_accuracy:
+    """Accuracy of each oracle member and of the decisions over the whole dataset (each distinct
+    image/object pair once)."""
+    input:
+        decisions=lambda wc: oracle_files(wc.dataset),
+        item_file="results/data/{dataset}/items.jsonl",
+    output:
+        "results/oracle/{dataset}/accuracy.json",
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/oracle/{dataset}/accuracy.log",
+    shell:
+        "python -m halluscope.stages.oracle pool --items {input.item_file} --out {output} "
+        "{input.decisions} > {log} 2>&1"
 
 
 rule oracle_all:
-    """DVC stage target: every oracle file."""
+    """DVC stage target: every oracle file and the pooled accuracy report."""
     input:
         oracle_files(),
+        expand("results/oracle/{dataset}/accuracy.json", dataset=DATASET),

@@ -6,7 +6,10 @@ rule caos_tables:
         table1="results/report/{dataset}/caos_table1.tex",
         table2="results/report/{dataset}/caos_table2.tex",
         ratios="results/report/{dataset}/caos_ratios.tex",
+        setting="results/report/{dataset}/caos_setting.tex",
     params:
+        published="--published" if config["tables"]["published"] else "",
+        setting=json_arg(setting_summary()),
         decimals=config["tables"]["decimals"],
         k=config["caos"]["k"],
         models=json_arg(MODELS),
@@ -20,6 +23,7 @@ rule caos_tables:
         "halluscope stage-tables --summary {input.summary} "
         "--decimals {params.decimals} --k {params.k} --models {params.models} "
         "--instructions {params.instructions} --embedders {params.embedders} "
+        "{params.published} --setting {params.setting} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
@@ -30,8 +34,9 @@ rule tables:
     input:
         expand(
             "results/report/{dataset}/{name}.tex",
-            dataset=DATASET, name=["caos_table1", "caos_table2", "caos_ratios"],
+            dataset=DATASET, name=["caos_table1", "caos_table2", "caos_ratios", "caos_setting"],
         ),
+        benchmark_table_files(),
     output:
         directory("results/tables"),
     conda:

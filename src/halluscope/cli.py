@@ -189,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("--instructions", J),
         ("--embedders", J),
         ("--out-dir", P),
+        ("--published", {"action": "store_true"}),
+        ("--setting", {"type": _json, "default": {}}),
     )
     _add(
         sub,
@@ -223,6 +225,14 @@ def _caos_command(args: argparse.Namespace) -> None:
         kv = KeyedVectors.load_word2vec_format(str(args.vectors), binary=False)
     except (ValueError, UnicodeDecodeError) as err:
         raise InputError(f"{args.vectors}: not a word2vec text file ({err})") from None
+    import numpy as np
+
+    if not np.all(np.isfinite(kv.vectors)):
+        row = int(np.where(~np.isfinite(kv.vectors).all(axis=1))[0][0])
+        raise InputError(
+            f"{args.vectors}: the vector of {kv.index_to_key[row]!r} contains NaN/inf; "
+            "expected finite numbers"
+        )
     frequent = [w.strip() for w in args.frequent.split(",") if w.strip()]
     k_max = args.k_max or len(frequent)
     scorer = CAOSScorer(VectorTable(list(kv.index_to_key), kv.vectors), frequent, args.k, k_max)
@@ -342,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         dispatch(args)
-    except (InputError, ValueError, KeyError, FileNotFoundError) as err:
+    except (InputError, ValueError, KeyError, FileNotFoundError, RuntimeError, OSError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"halluscope {args.command}: error: {message}", file=sys.stderr)
         return 2

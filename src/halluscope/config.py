@@ -56,29 +56,89 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
                 f"{source}: generate.models: unknown model id '{model}'; "
                 f"valid ids: {', '.join(sorted(config['models']))}"
             )
-    for inst in [*gen["instructions"], *config["tables"]["table1_instructions"]]:
-        if inst not in config["instructions"]:
-            raise ConfigError(
-                f"{source}: unknown instruction id '{inst}'; "
-                f"valid ids: {', '.join(sorted(config['instructions']))}"
-            )
+    for key, ids in (
+        ("generate.instructions", gen["instructions"]),
+        ("tables.table1_instructions", config["tables"]["table1_instructions"]),
+    ):
+        for inst in ids:
+            if inst not in config["instructions"]:
+                raise ConfigError(
+                    f"{source}: {key}: unknown instruction id '{inst}'; "
+                    f"valid ids: {', '.join(sorted(config['instructions']))}"
+                )
     for emb in config["embed"]["embedders"]:
         if emb not in config["embed"]["specs"]:
             raise ConfigError(
                 f"{source}: embed.embedders: unknown embedder id '{emb}'; "
                 f"valid ids: {', '.join(sorted(config['embed']['specs']))}"
             )
+    _check_llm_and_oracle(config, source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
             f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}"
         )
 
 
+def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
+    """The extractor LLM and the oracle members must be model ids; LLM instructions known."""
+    models = config["models"]
+    valid = ", ".join(sorted(models))
+    extract = config["extract"]
+    if "llm" in str(extract.get("method", "")).split("+"):
+        llm = extract.get("llm")
+        if not isinstance(llm, Mapping):
+            raise ConfigError(
+                f"{source}: extract.method={extract['method']!r} needs an 'extract.llm' section "
+                "(model, max_new_tokens, temperature, seed, json_schema, batch_size, "
+                "template_version, cache_mode)"
+            )
+        if llm["model"] not in models:
+            raise ConfigError(
+                f"{source}: extract.llm.model: unknown model id '{llm['model']}'; "
+                f"valid ids: {valid}"
+            )
+        chosen = extract.get("llm_instructions", "all")
+        for inst in [] if chosen == "all" else chosen:
+            if inst not in config["instructions"]:
+                raise ConfigError(
+                    f"{source}: extract.llm_instructions: unknown instruction id '{inst}'; "
+                    f"valid ids: {', '.join(sorted(config['instructions']))}"
+                )
+    oracle = config["oracle"]
+    if oracle["method"] == "ensemble":
+        members = oracle.get("members") or []
+        if not members:
+            raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.members (model ids)")
+        for member in members:
+            if member not in models:
+                raise ConfigError(
+                    f"{source}: oracle.members: unknown model id '{member}'; valid ids: {valid}"
+                )
+        missing = [
+            k
+            for k in ("seed", "max_new_tokens", "temperature", "batch_size", "template_version",
+                      "cache_mode")
+            if k not in oracle
+        ]  # fmt: skip
+        if missing:
+            raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
+
+
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     """Read a params file with ``yaml.safe_load`` and validate it."""
     path = Path(path)
-    with open(path, encoding="utf-8") as handle:
-        config = yaml.safe_load(handle)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not valid UTF-8; expected a UTF-8 text file") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{where}: malformed YAML ({problem})") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     validate(config, source=str(path))

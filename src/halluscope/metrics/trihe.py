@@ -32,6 +32,17 @@ Three judges:
   ``config.id2label`` has an entailment label). Premise = the references joined by spaces, or,
   with a ``retriever``, the paper's selection (``kept`` if non-empty, else ``top3``, §3.3);
   hypothesis = the claim. Supported iff P(entailment) > ``threshold`` (0.6, the paper's value).
+* :class:`SlotSimilarityJudge` (halluscope, not in the paper): the released judge embeds whole
+  triplets, and a sentence embedding of "person eating spacesuit" stays close to "person wearing
+  spacesuit" (the nouns dominate), so it misses most relation hallucinations (measured on the
+  demo with all-MiniLM-L6-v2: every wrong relation tried scored > 0.6). This judge compares the
+  three parts separately: a claim is supported iff some reference has ``min(cos(subjects),
+  cos(relations), cos(objects)) > threshold`` (0.6). Same encoder, no new model.
+* :func:`object_attribution` gives any judge the object/relation split by the paper's
+  definitions (§3.1): a hallucinated triplet is an *object* hallucination when its subject or
+  object is not among the image's objects V (exact lower-case match, or cosine >=
+  ``threshold`` with a name of V), else a *relation* hallucination (this includes the paper's
+  "prediction error": right objects and relation, wrong pairing).
 * The LLM judge: :func:`build_judge_prompt` writes the prompt (our wording of the task the
   paper describes in §3.3 and Appendix A.2, with the released reply format) and
   :func:`parse_judge_reply` reads the reply into a judgement and an attribution.
@@ -213,6 +224,121 @@ class SimilarityJudge:
                 Verdict("yes" if score > self.threshold else "no", score, options[best])
             )
         return verdicts
+
+
+def _parts(item: Claim | Reference) -> tuple[str, str, str] | None:
+    """The three parts of a claim or reference (``None`` for a string that is not a triplet)."""
+    if isinstance(item, Triplet):
+        return (item.subject, item.relation, item.object)
+    if isinstance(item, str):
+        from halluscope.data.trihe import TripletParseError, parse_triplet
+
+        try:
+            triplets, _ = parse_triplet(item)
+        except TripletParseError:
+            return None
+        if len(triplets) != 1:
+            return None
+        t = triplets[0]
+        return (t.subject, t.relation, t.object)
+    parts = tuple(str(p).strip() for p in item)
+    return parts if len(parts) == 3 else None  # type: ignore[return-value]
+
+
+class SlotSimilarityJudge:
+    """Relation-aware similarity judge: subject, relation and object compared one by one.
+
+    See the module docstring. ``encoder`` is shared with :class:`SimilarityJudge` when given.
+    """
+
+    def __init__(
+        self,
+        encoder: TextEncoder | str | Path | None = None,
+        *,
+        threshold: float = SUPPORT_THRESHOLD,
+        batch_size: int = 64,
+        device: str | None = None,
+    ) -> None:
+        if encoder is None or isinstance(encoder, str | Path):
+            encoder = load_sentence_model(encoder, device)
+        self.encoder = encoder
+        self.threshold = threshold
+        self.batch_size = batch_size
+
+    def vectors(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """Unit vectors of the distinct lower-cased texts."""
+        distinct = sorted({t.lower() for t in texts})
+        if not distinct:
+            return {}
+        matrix = _unit(
+            self.encoder.encode(distinct, batch_size=self.batch_size, convert_to_numpy=True)
+        )
+        return dict(zip(distinct, matrix, strict=True))
+
+    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
+        """Judge the claims of one image against that image's reference triplets."""
+        if not claims:
+            return []
+        refs = [p for p in (_parts(r) for r in references) if p is not None]
+        if not refs:
+            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
+        parts = []
+        for claim in claims:
+            part = _parts(claim)
+            if part is None:
+                raise ValueError(f"slot judge: claim {claim!r} is not a (s, r, o) triplet")
+            parts.append(part)
+        vec = self.vectors([x for p in parts + refs for x in p])
+        verdicts = []
+        for part in parts:
+            scores = [
+                min(float(vec[a.lower()] @ vec[b.lower()]) for a, b in zip(part, ref, strict=True))
+                for ref in refs
+            ]
+            best = int(np.argmax(scores))
+            score = scores[best]
+            premise = "(" + ", ".join(refs[best]) + ")"
+            verdicts.append(Verdict("yes" if score > self.threshold else "no", score, premise))
+        return verdicts
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def object_attribution(
+    claims: Sequence[Claim],
+    judgments: Sequence[str],
+    vocabulary: Iterable[str],
+    encoder: TextEncoder | None = None,
+    threshold: float = SUPPORT_THRESHOLD,
+) -> list[str | None]:
+    """Per claim: ``"object"`` / ``"relation"`` for a ``"no"`` (paper §3.1), else ``None``.
+
+    A subject or object is in V when its lower-case text (leading article dropped) is a name of
+    ``vocabulary`` or, with an ``encoder``, has cosine >= ``threshold`` with one.
+    """
+    names = sorted({_ARTICLE.sub("", v.strip().lower()) for v in vocabulary if v.strip()})
+    parts = [_parts(c) for c in claims]
+    asked = sorted(
+        {_ARTICLE.sub("", x.lower()) for j, p in zip(judgments, parts, strict=True) if j == "no"
+         for x in ((p[0], p[2]) if p else ())}
+    )  # fmt: skip
+    known = {a for a in asked if a in names}
+    rest = [a for a in asked if a not in known]
+    if rest and names and encoder is not None:
+        matrix = _unit(encoder.encode(names + rest, convert_to_numpy=True))
+        sims = matrix[len(names) :] @ matrix[: len(names)].T
+        known |= {a for a, row in zip(rest, sims, strict=True) if float(row.max()) >= threshold}
+    out: list[str | None] = []
+    for judgment, part in zip(judgments, parts, strict=True):
+        if judgment != "no":
+            out.append(None)
+        elif part is None:
+            out.append(None)
+        else:
+            objects = (_ARTICLE.sub("", part[0].lower()), _ARTICLE.sub("", part[2].lower()))
+            out.append("relation" if all(o in known for o in objects) else "object")
+    return out
 
 
 class NLIJudge:

@@ -46,6 +46,38 @@ whether <object> is among the annotated objects; the answer is flipped with prob
 object gets "No" with probability ``yesno_miss_rate``; an absent one gets "Yes" with probability
 ``yes_bias``. Both record ``{"object", "truth", "answer", "flipped"}``.
 
+Benchmark tasks. **The sim is handed the answer key in ``Request.meta``** (reference triplets,
+yes/no labels): it is a test instrument whose errors must be injected at known rates, not a model
+that looks at pixels. Real backends never see ``meta``. Because ``meta`` is not part of the
+response-cache key, the stages that send these tasks add a digest of the answer key to the
+template version for ``sim`` backends (see ``stages/trihe.py``, ``stages/phd.py``).
+
+- Tri-HE (``task="trihe"``): ``meta["triplets"]`` = the question's reference triplets
+  ``[[subject, relation, object], ...]``. The answer states each of them as one sentence
+  (:func:`triplet_sentence`: "The <s> is <r> the <o>." or "The <s> has the <o>."). One uniform
+  draw per triplet: below ``trihe_object_error_rate`` the subject or the object (even odds) is
+  replaced by an object absent from the image (:data:`OOD_POOL` plus MSCOCO classes, none of the
+  annotated names); else below ``trihe_object_error_rate + trihe_relation_error_rate`` the
+  relation is replaced by one of :data:`TRIHE_RELATION_POOL` that is not the true relation, not
+  a near-synonym of it (:data:`NEAR_RELATIONS`) and not annotated for that pair. ``meta``:
+  ``{"triplets": [{"said", "truth", "error": null|"object"|"relation", "slot"}],
+  "n_object_errors", "n_relation_errors"}``.
+- Tri-HE mitigation, step 1 (``task="trihe-describe"``, with the image): the same triplets with
+  the same error draws, written one per line as ``(s, r, o)``; step 2 (``task="trihe-answer"``,
+  text only, no image): the ``(s, r, o)`` lines found in the prompt (the description) restated
+  as sentences, no new errors. So the sim shows no mitigation effect by construction; it
+  exercises the two-step path.
+- PhD (``task="phd"``): ``meta["label"]`` is ``"yes"`` or ``"no"``. A yes-question gets "No."
+  with probability ``yesno_miss_rate``, a no-question "Yes." with probability ``yes_bias``.
+  When the prompt carries a PhD context (it contains
+  :data:`halluscope.data.phd.CONTEXT_INSTRUCTION`, modes iac/sec and icc), that error
+  probability ``p`` becomes ``p + s * (1 - p)``: the model follows the text instead of the image
+  that much more often, with ``s = context_susceptibility`` for an incorrect context and half of
+  it when ``meta["mode"]`` is ``"iac"`` (an inaccurate context misleads less than one that
+  contradicts the image, as the paper finds). The draw is seeded on the question *without* its
+  context, so a context can only add errors to what the base mode gets, and the iac errors are a
+  subset of the icc ones. ``meta``: ``{"label", "answer", "flipped", "context", "p_error"}``.
+
 Randomness: ``random.Random(seed)`` with the seed taken from the sha256 of (model name,
 ``params["seed"]``, image id, prompt text, task) -- never Python's salted ``hash()``. The prompt
 *text* stands for the instruction (rather than its id) because the response cache keys on the
@@ -199,6 +231,25 @@ RELATION_POOL: tuple[str, ...] = (
     "above",
 )
 
+# Wrong relations of Tri-HE answers: actions and spatial relations that are false for the
+# annotated pairs of the demo (the sim also skips any relation annotated for the pair).
+TRIHE_RELATION_POOL: tuple[str, ...] = (
+    "eating", "riding", "throwing", "chasing", "pulling", "kicking", "climbing", "carrying",
+    "under", "above", "inside", "hanging from",
+)  # fmt: skip
+
+#: Pool relations too close to a true relation to count as wrong (never used in its place).
+NEAR_RELATIONS: dict[str, frozenset[str]] = {
+    "on": frozenset({"above"}),
+    "in": frozenset({"inside"}),
+    "below": frozenset({"under"}),
+    "overlooking": frozenset({"above"}),
+    "part of": frozenset({"inside"}),
+}
+
+#: Relations that are finite verbs: "The cat has the eye." (others get "is": "is wearing").
+FINITE_RELATIONS = frozenset({"has", "have", "wears", "holds", "contains", "carries", "covers"})
+
 _MASS_NOUNS = {"broccoli", "grass"}
 _PAIR_NOUNS = {"skis", "scissors"}
 
@@ -215,8 +266,19 @@ PROFILE_FIELDS: dict[str, str] = {
     "ood_rate": "probability of mentioning each truly visible non-MSCOCO object",
     "relation_error_rate": "probability that a rendered relation is replaced by a wrong one",
     "oracle_error_rate": "probability that a Present/Absent oracle answer is flipped",
-    "yes_bias": "probability of answering Yes about an absent object",
-    "yesno_miss_rate": "probability of answering No about a present object",
+    "yes_bias": "probability of answering Yes about an absent object (POPE) / a no-question (PhD)",
+    "yesno_miss_rate": "probability of answering No about a present object / a yes-question",
+    "trihe_relation_error_rate": "probability that a Tri-HE answer triplet gets a wrong relation",
+    "trihe_object_error_rate": "probability that a Tri-HE answer triplet gets an absent object",
+    "context_susceptibility": "share of the remaining PhD answers that follow a context, not the "
+    "image",
+}
+
+#: Fields a complete dict profile may leave out (they were added later; 0 = behaviour unchanged).
+PROFILE_DEFAULTS: dict[str, float] = {
+    "trihe_relation_error_rate": 0.0,
+    "trihe_object_error_rate": 0.0,
+    "context_susceptibility": 0.0,
 }
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -232,6 +294,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "oracle_error_rate": 0.05,
         "yes_bias": 0.1,
         "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.05,
+        "trihe_object_error_rate": 0.03,
+        "context_susceptibility": 0.1,
     },
     # Long captions, many hallucinations, mostly co-occurring objects.
     "sim-verbose": {
@@ -245,6 +310,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "oracle_error_rate": 0.1,
         "yes_bias": 0.3,
         "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.35,
+        "trihe_object_error_rate": 0.1,
+        "context_susceptibility": 0.3,
     },
     # Medium captions that hallucinate the very top MSCOCO classes; strongly yes-biased.
     "sim-frequent": {
@@ -258,6 +326,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "oracle_error_rate": 0.1,
         "yes_bias": 0.5,
         "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.15,
+        "trihe_object_error_rate": 0.25,
+        "context_susceptibility": 0.5,
     },
     # Hallucinates out-of-domain objects (trees, lamps, walls) that CHAIR cannot see.
     "sim-ood": {
@@ -271,6 +342,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "oracle_error_rate": 0.15,
         "yes_bias": 0.2,
         "yesno_miss_rate": 0.1,
+        "trihe_relation_error_rate": 0.1,
+        "trihe_object_error_rate": 0.2,
+        "context_susceptibility": 0.2,
     },
 }
 
@@ -291,7 +365,9 @@ def _check_rate(name: str, value: Any, where: str) -> None:
 
 
 def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
-    """Check a complete profile (every field of :data:`PROFILE_FIELDS`, nothing else)."""
+    """Check a complete profile (every field of :data:`PROFILE_FIELDS`, nothing else; the fields
+    of :data:`PROFILE_DEFAULTS` may be left out)."""
+    profile = {**PROFILE_DEFAULTS, **dict(profile)}
     unknown = sorted(set(profile) - set(PROFILE_FIELDS))
     missing = sorted(set(PROFILE_FIELDS) - set(profile))
     if unknown:
@@ -305,8 +381,13 @@ def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> 
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{where}: {name} must be an integer >= 1, got {value!r}")
     for name in PROFILE_FIELDS:
-        if name.endswith("_rate") or name == "yes_bias":
+        if name.endswith("_rate") or name in ("yes_bias", "context_susceptibility"):
             _check_rate(name, profile[name], where)
+    if profile["trihe_relation_error_rate"] + profile["trihe_object_error_rate"] > 1:
+        raise ValueError(
+            f"{where}: trihe_relation_error_rate + trihe_object_error_rate must be <= 1 "
+            "(one draw per triplet decides object error, relation error or correct)"
+        )
     weights = profile["style_weights"]
     if not isinstance(weights, Mapping) or set(weights) - set(KINDS):
         raise ValueError(
@@ -447,6 +528,34 @@ def compose_text(chunks: Sequence[tuple[str, str]], style: Mapping[str, Any], va
 
 
 # ----------------------------------------------------------------------------------------------
+# Tri-HE sentences
+
+
+def triplet_sentence(subject: str, relation: str, obj: str) -> str:
+    """A triplet as a sentence: "The person is wearing the spacesuit.", "The cat has the eye."."""
+    verb = relation if relation.split(" ", 1)[0] in FINITE_RELATIONS else f"is {relation}"
+    return f"The {subject} {verb} the {obj}."
+
+
+def triplet_line(subject: str, relation: str, obj: str) -> str:
+    """One triplet as a description line, ``(s, r, o)`` (the Tri-HE string format)."""
+    return f"({subject}, {relation}, {obj})"
+
+
+_TRIPLET_LINE = re.compile(r"^\(([^(),]+), ([^(),]+), ([^(),]+)\)$")
+
+
+def description_triplets(text: str) -> list[tuple[str, str, str]]:
+    """The ``(s, r, o)`` lines of a text (other lines are ignored), in order."""
+    found = []
+    for line in text.splitlines():
+        match = _TRIPLET_LINE.match(line.strip())
+        if match:
+            found.append(tuple(part.strip() for part in match.groups()))
+    return found  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------------------------
 # Prompts of the discriminative tasks
 
 _OBJECT_PATTERNS = (
@@ -519,19 +628,33 @@ class SimulatedLVLM:
         return self.items[str(request.image_id)]
 
     def _answer(self, request: Request) -> Response:
+        if request.task == "trihe-answer":  # text only: restates the description in the prompt
+            lines = description_triplets(request.prompt)
+            text = " ".join(triplet_sentence(*t) for t in lines) or "I cannot tell."
+            return self._response(request, text, {"from_description": len(lines)})
         item = self._item(request)
-        rng = _rng(
-            self.name, request.params.get("seed", 0), request.image_id, request.prompt, request.task
-        )
+        seed = request.params.get("seed", 0)
+        rng = _rng(self.name, seed, request.image_id, request.prompt, request.task)
         if request.task == "caption":
             text, meta = self._caption(item, request.prompt, rng)
         elif request.task in ("oracle", "yesno"):
             text, meta = self._judge(item, request.prompt, request.task, rng)
+        elif request.task in ("trihe", "trihe-describe"):
+            # The describe step draws exactly as a direct answer would (same question, same seed).
+            question = request.meta.get("question", request.prompt)
+            rng = _rng(self.name, seed, request.image_id, question, "trihe")
+            text, meta = self._trihe(item, request, rng)
+        elif request.task == "phd":
+            text, meta = self._phd(request, seed)
         else:
             raise ValueError(
                 f"sim model {self.name!r} cannot answer task {request.task!r} "
-                f"(request {request.request_id!r}); it answers caption, oracle and yesno"
+                f"(request {request.request_id!r}); it answers caption, oracle, yesno, trihe, "
+                "trihe-describe, trihe-answer and phd"
             )
+        return self._response(request, text, meta)
+
+    def _response(self, request: Request, text: str, meta: dict) -> Response:
         return Response(
             request_id=request.request_id,
             text=text,
@@ -539,6 +662,87 @@ class SimulatedLVLM:
             identity=self.identity,
             meta=meta,
         )
+
+    def _truth(self, request: Request, key: str) -> Any:
+        if key not in request.meta:
+            raise ValueError(
+                f"sim model {self.name!r}: request {request.request_id!r} (task {request.task!r}) "
+                f"needs the answer key in meta[{key!r}]: the sim is a test instrument that "
+                "injects errors into known answers"
+            )
+        return request.meta[key]
+
+    def _trihe(
+        self, item: Mapping[str, Any], request: Request, rng: random.Random
+    ) -> tuple[str, dict]:
+        p = self.profile
+        truth = self._truth(request, "triplets")
+        if not isinstance(truth, list) or not all(
+            isinstance(t, (list, tuple)) and len(t) == 3 for t in truth
+        ):
+            raise ValueError(
+                f"sim model {self.name!r}: request {request.request_id!r}: meta['triplets'] must "
+                f"be a list of [subject, relation, object], got {truth!r}"
+            )
+        relations = [tuple(str(x) for x in t) for t in item.get("relations", []) or []]
+        present = {str(o).lower() for o in item.get("gt_objects", [])}
+        present |= {str(o).lower() for o in item.get("other_objects", [])}
+        present |= {name.lower() for t in relations for name in (t[0], t[2])}
+        absent = [o for o in dict.fromkeys(OOD_POOL + self._frequency) if o not in present]
+        said: list[dict[str, Any]] = []
+        for subj, rel, obj in (tuple(str(x) for x in t) for t in truth):
+            draw = rng.random()
+            error, slot, new = None, None, [subj, rel, obj]
+            if draw < p["trihe_object_error_rate"] and absent:
+                error, slot = "object", rng.choice(["subject", "object"])
+                new[0 if slot == "subject" else 2] = rng.choice(absent)
+            elif draw < p["trihe_object_error_rate"] + p["trihe_relation_error_rate"]:
+                annotated = {r for s_, r, o_ in relations if (s_, o_) == (subj, obj)}
+                near = NEAR_RELATIONS.get(rel, frozenset())
+                wrong = [r for r in TRIHE_RELATION_POOL if r != rel and r not in near | annotated]
+                if wrong:
+                    error, slot = "relation", "relation"
+                    new[1] = rng.choice(wrong)
+            said.append({"said": new, "truth": [subj, rel, obj], "error": error, "slot": slot})
+        if request.task == "trihe-describe":
+            text = "\n".join(triplet_line(*t["said"]) for t in said)
+        else:
+            text = " ".join(triplet_sentence(*t["said"]) for t in said)
+        meta = {
+            "triplets": said,
+            "n_object_errors": sum(t["error"] == "object" for t in said),
+            "n_relation_errors": sum(t["error"] == "relation" for t in said),
+        }
+        return text or "I cannot tell.", meta
+
+    def _phd(self, request: Request, seed: Any) -> tuple[str, dict]:
+        from halluscope.data.phd import CONTEXT_INSTRUCTION
+
+        p = self.profile
+        label = self._truth(request, "label")
+        if label not in ("yes", "no"):
+            raise ValueError(
+                f"sim model {self.name!r}: request {request.request_id!r}: meta['label'] must be "
+                f"'yes' or 'no', got {label!r}"
+            )
+        prompt = request.prompt
+        context = CONTEXT_INSTRUCTION.strip() in prompt
+        question = prompt.split(CONTEXT_INSTRUCTION.strip(), 1)[1].strip() if context else prompt
+        p_error = p["yesno_miss_rate"] if label == "yes" else p["yes_bias"]
+        if context:
+            weight = 0.5 if request.meta.get("mode") in ("iac", "sec") else 1.0
+            p_error += weight * p["context_susceptibility"] * (1.0 - p_error)
+        rng = _rng(self.name, seed, request.image_id, question, "phd")
+        flipped = rng.random() < p_error
+        answer = label if not flipped else ("no" if label == "yes" else "yes")
+        meta = {
+            "label": label,
+            "answer": answer,
+            "flipped": flipped,
+            "context": context,
+            "p_error": round(p_error, 6),
+        }
+        return ("Yes." if answer == "yes" else "No."), meta
 
     def _judge(
         self, item: Mapping[str, Any], prompt: str, task: str, rng: random.Random

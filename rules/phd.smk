@@ -1,0 +1,104 @@
+# PhD: prompts per mode x task -> answers per model -> PhD Index by mode x task, the mode x task
+# table and heatmap. Stage code: src/halluscope/stages/phd.py.
+
+
+rule phd_prompts:
+    """Every PhD prompt (mode x record x yes/no label), checked against the items."""
+    input:
+        item_file="results/data/{dataset}/items.jsonl",
+        questions=config["phd"]["questions"],
+    output:
+        "results/phd/{dataset}/prompts.jsonl",
+    params:
+        modes=json_arg(config["phd"]["modes"]),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/phd/{dataset}/prompts.log",
+    shell:
+        "halluscope stage-phd-prompts --items {input.item_file} --questions {input.questions} "
+        "--modes {params.modes} --out {output} > {log} 2>&1"
+
+
+rule phd_answers:
+    """One model's yes/no answers to every PhD prompt, with the image, through the cache."""
+    input:
+        item_file="results/data/{dataset}/items.jsonl",
+        prompts="results/phd/{dataset}/prompts.jsonl",
+    output:
+        "results/phd/{dataset}/{model}/answers.jsonl",
+    params:
+        model=lambda wc: json_arg(config["models"][wc.model]),
+        generation=json_arg(
+            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
+        ),
+        template_version=config["generate"]["template_version"],
+        cache_mode=config["generate"]["cache_mode"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/phd/{dataset}/{model}/answers.log",
+    shell:
+        "halluscope stage-phd-answers --items {input.item_file} --prompts {input.prompts} "
+        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
+        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
+
+
+rule phd_score:
+    """PhD Index overall, per mode, per task and per mode x task for one model."""
+    input:
+        "results/phd/{dataset}/{model}/answers.jsonl",
+    output:
+        "results/phd/{dataset}/{model}/scores.json",
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/phd/{dataset}/{model}/score.log",
+    shell:
+        "halluscope stage-phd-score --answers {input} --out {output} > {log} 2>&1"
+
+
+rule phd_table:
+    """PhD Index by model x mode (rows) and task (columns)."""
+    input:
+        lambda wc: phd_score_files(wc.dataset),
+    output:
+        "results/report/{dataset}/phd_table.tex",
+    params:
+        models=json_arg(MODELS),
+        modes=json_arg(config["phd"]["modes"]),
+        decimals=config["tables"]["decimals"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/phd/{dataset}/table.log",
+    shell:
+        "halluscope stage-phd-table --models {params.models} --modes {params.modes} "
+        "--decimals {params.decimals} --out {output} {input} > {log} 2>&1"
+
+
+rule phd_figure:
+    """PhD Index mode x task heatmap, one panel per model, PDF + PNG."""
+    input:
+        phd_score_files(),
+    output:
+        pdf="results/figures/phd_heatmap.pdf",
+        png="results/figures/phd_heatmap.png",
+    params:
+        models=json_arg(MODELS),
+        modes=json_arg(config["phd"]["modes"]),
+        dpi=config["figures"]["dpi"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/figures/phd_heatmap.log",
+    shell:
+        "halluscope stage-phd-figure --models {params.models} --modes {params.modes} "
+        "--dpi {params.dpi} --out-stem results/figures/phd_heatmap {input} > {log} 2>&1"
+
+
+rule phd_all:
+    """DVC stage target: every PhD score file."""
+    input:
+        phd_score_files(),

@@ -1,0 +1,287 @@
+"""Stage entry points of the Tri-HE and PhD rules (``halluscope stage-trihe-*``, ``stage-phd-*``).
+
+Thin wrappers: parse the arguments the rules pass (JSON for structured params, so Snakemake
+tracks them as ``params:``) and call :mod:`halluscope.stages.trihe`, :mod:`halluscope.stages.phd`
+and :mod:`halluscope.report.benchmarks`. Heavy imports happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+P = {"type": Path, "required": True}
+S = {"required": True}
+J = {"type": json.loads, "required": True}
+I = {"type": int, "required": True}  # noqa: E741
+FILES = {"type": Path, "nargs": "+"}
+
+
+def _add(sub: Any, name: str, help_text: str, func: Any, *args: tuple[str, dict]) -> None:
+    parser = sub.add_parser(name, help=help_text)
+    for flag, kwargs in args:
+        parser.add_argument(flag, **kwargs)
+    parser.set_defaults(func=func)
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the Tri-HE and PhD stage subcommands."""
+    answer_args = (
+        ("--items", P),
+        ("--model-id", S),
+        ("--model", J),
+        ("--generation", J),
+        ("--template-version", S),
+        ("--cache-mode", S),
+        ("--cache", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-trihe-questions",
+        "Tri-HE questions (checked against the items)",
+        _trihe_questions,
+        ("--items", P),
+        ("--questions", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-trihe-answers",
+        "Tri-HE answers of one model",
+        _trihe_answers,
+        ("--questions", P),
+        ("--mitigation", S),
+        *answer_args,
+    )
+    _add(
+        subparsers,
+        "stage-trihe-triplets",
+        "Tri-HE triplet extraction",
+        _trihe_triplets,
+        ("--answers", P),
+        ("--extractor", J),
+        ("--cache", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-trihe-judge",
+        "Tri-HE judgements and Hallu_Q / Hallu_I",
+        _trihe_judge,
+        ("--items", P),
+        ("--answers", P),
+        ("--triplets", P),
+        ("--judge", J),
+        ("--cache", P),
+        ("--out-judgments", P),
+        ("--out-scores", P),
+    )
+    _add(
+        subparsers,
+        "stage-trihe-table",
+        "Tri-HE LaTeX table",
+        _trihe_table,
+        ("--models", J),
+        ("--judges", J),
+        ("--decimals", I),
+        ("--mitigation", S),
+        ("--out", P),
+        ("scores", FILES),
+    )
+    _add(
+        subparsers,
+        "stage-trihe-figure",
+        "Tri-HE object vs relation bars",
+        _trihe_figure,
+        ("--models", J),
+        ("--judge", S),
+        ("--dpi", I),
+        ("--out-stem", P),
+        ("scores", FILES),
+    )
+    _add(
+        subparsers,
+        "stage-phd-prompts",
+        "PhD prompts per mode",
+        _phd_prompts,
+        ("--items", P),
+        ("--questions", P),
+        ("--modes", J),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-phd-answers",
+        "PhD answers of one model",
+        _phd_answers,
+        ("--prompts", P),
+        *answer_args,
+    )
+    _add(
+        subparsers,
+        "stage-phd-score",
+        "PhD Index of one model",
+        _phd_score,
+        ("--answers", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-phd-table",
+        "PhD LaTeX table",
+        _phd_table,
+        ("--models", J),
+        ("--modes", J),
+        ("--decimals", I),
+        ("--out", P),
+        ("reports", FILES),
+    )
+    _add(
+        subparsers,
+        "stage-phd-figure",
+        "PhD mode x task heatmap",
+        _phd_figure,
+        ("--models", J),
+        ("--modes", J),
+        ("--dpi", I),
+        ("--out-stem", P),
+        ("reports", FILES),
+    )
+
+
+def _by_model(paths: list[Path], models: list[str]) -> dict[str, dict]:
+    """Score files keyed by the ``model`` they name; every model must have one."""
+    from halluscope.io import InputError, read_json
+
+    found = {}
+    for path in paths:
+        data = read_json(path)
+        found[str(data.get("model"))] = data
+    missing = [m for m in models if m not in found]
+    if missing:
+        raise InputError(f"no score file for model(s) {missing} among {[str(p) for p in paths]}")
+    return found
+
+
+def _canonical_modes(modes: list[str]) -> list[str]:
+    from halluscope.data.phd import canonical_mode
+
+    return list(dict.fromkeys(canonical_mode(m) for m in modes))
+
+
+# ------------------------------------------------------------------------------------- Tri-HE
+
+
+def _trihe_questions(args: argparse.Namespace) -> None:
+    from halluscope.stages import trihe
+
+    trihe.questions(args.items, args.questions, args.out)
+
+
+def _trihe_answers(args: argparse.Namespace) -> None:
+    from halluscope.stages import trihe
+
+    trihe.answers(
+        args.items,
+        args.questions,
+        args.model_id,
+        args.model,
+        args.generation,
+        args.template_version,
+        args.cache,
+        args.cache_mode,
+        args.mitigation,
+        args.out,
+    )
+
+
+def _trihe_triplets(args: argparse.Namespace) -> None:
+    from halluscope.stages import trihe
+
+    stats = trihe.triplets(args.answers, args.extractor, args.cache, args.out)
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _trihe_judge(args: argparse.Namespace) -> None:
+    from halluscope.stages import trihe
+
+    scores = trihe.judge(
+        args.items,
+        args.answers,
+        args.triplets,
+        args.judge,
+        args.cache,
+        args.out_judgments,
+        args.out_scores,
+    )
+    print(json.dumps(scores["extraction"], sort_keys=True), file=sys.stderr)
+
+
+def _trihe_table(args: argparse.Namespace) -> None:
+    from halluscope.io import atomic_write_text
+    from halluscope.report.benchmarks import trihe_table_latex
+
+    scores = _by_model(args.scores, args.models)
+    latex = trihe_table_latex(
+        scores, args.models, args.judges, args.decimals, mitigation=args.mitigation
+    )
+    atomic_write_text(args.out, latex)
+
+
+def _trihe_figure(args: argparse.Namespace) -> None:
+    from halluscope.report.benchmarks import plot_trihe_bars
+
+    scores = _by_model(args.scores, args.models)
+    plot_trihe_bars(scores, args.models, args.judge, args.out_stem, dpi=args.dpi)
+
+
+# ---------------------------------------------------------------------------------------- PhD
+
+
+def _phd_prompts(args: argparse.Namespace) -> None:
+    from halluscope.stages import phd
+
+    phd.prompts(args.items, args.questions, args.modes, args.out)
+
+
+def _phd_answers(args: argparse.Namespace) -> None:
+    from halluscope.stages import phd
+
+    phd.answers(
+        args.items,
+        args.prompts,
+        args.model_id,
+        args.model,
+        args.generation,
+        args.template_version,
+        args.cache,
+        args.cache_mode,
+        args.out,
+    )
+
+
+def _phd_score(args: argparse.Namespace) -> None:
+    from halluscope.stages import phd
+
+    phd.score(args.answers, args.out)
+
+
+def _phd_table(args: argparse.Namespace) -> None:
+    from halluscope.io import atomic_write_text
+    from halluscope.report.benchmarks import phd_table_latex
+
+    reports = _by_model(args.reports, args.models)
+    latex = phd_table_latex(reports, args.models, _canonical_modes(args.modes), args.decimals)
+    atomic_write_text(args.out, latex)
+
+
+def _phd_figure(args: argparse.Namespace) -> None:
+    from halluscope.report.benchmarks import plot_phd_heatmap
+
+    reports = _by_model(args.reports, args.models)
+    modes = _canonical_modes(args.modes)
+    plot_phd_heatmap(reports, args.models, modes, args.out_stem, dpi=args.dpi)

@@ -1,0 +1,325 @@
+"""Tri-HE and PhD tables (booktabs LaTeX) and figures (deterministic PDF/PNG).
+
+Same rules as :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`: tables go
+through ``Styler.to_latex`` (fixed decimals, ``--`` for missing values, no dates), free text is
+escaped, figures are drawn in :func:`~halluscope.report.figures.style_context` and written by
+:func:`~halluscope.report.figures.savefig`, and every output made from simulated LVLMs
+(``sim-*``) says so.
+
+- :func:`trihe_table_latex`: Tri-HE's Table 2 layout, models x Hallu_I / Hallu_Q (percent, lower
+  is better): the first judge with Overall, Object and Relation (as the paper's LLM-judge
+  columns), every further judge with Overall (as the paper's NLI-judge columns).
+- :func:`phd_table_latex`: PhD Index per model x mode (rows) and task (columns), plus "All".
+- :func:`plot_trihe_bars`: object vs relation Hallu_I and Hallu_Q per model (first judge).
+- :func:`plot_phd_heatmap`: PhD Index mode x task, one panel per model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from halluscope.report import is_simulated
+from halluscope.report.tables import latex_escape
+
+JUDGE_LABELS: dict[str, str] = {
+    "slots": "Slot-similarity judge",
+    "similarity": "Similarity (``NLI'') judge",
+    "nli": "NLI judge",
+    "llm": "LLM judge",
+}
+PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
+PHD_TASK_LABELS: dict[str, str] = {
+    "object_recognition": "Object",
+    "attribute_recognition": "Attribute",
+    "sentiment_understanding": "Sentiment",
+    "positional_reasoning": "Position",
+    "counting": "Counting",
+}
+_HALLU = {"i": r"Hallu$_{\mathrm{I}}\downarrow$", "q": r"Hallu$_{\mathrm{Q}}\downarrow$"}
+_SIM_NOTE = (
+    "Results from simulated LVLMs (model ids \\texttt{sim-*}) on the demo images: they exercise "
+    "the pipeline and say nothing about real models. "
+)
+
+
+def _wrap(latex: str) -> str:
+    """Shrink (never enlarge) a tabular wider than the text; needs graphicx."""
+    latex = latex.replace(
+        "\\begin{tabular}",
+        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+        "\\begin{tabular}",
+        1,
+    )
+    head, end, tail = latex.rpartition("\\end{tabular}")
+    return head + end + "%\n}" + tail
+
+
+def _to_latex(
+    frame: pd.DataFrame, *, decimals: int, caption: str, label: str, column_format: str
+) -> str:
+    styler = frame.style.format(precision=decimals, na_rep="--")
+    styler.set_table_styles(
+        [
+            {"selector": "small", "props": ":;"},
+            {"selector": "setlength", "props": r":{\tabcolsep}{4pt};"},
+        ],
+        overwrite=True,
+    )
+    latex = styler.to_latex(
+        hrules=True,
+        caption=caption,
+        label=label,
+        position="htbp",
+        position_float="centering",
+        column_format=column_format,
+        multicol_align="c",
+        multirow_align="naive",
+        sparse_index=True,
+        sparse_columns=True,
+    )
+    return _wrap(latex)
+
+
+# ------------------------------------------------------------------------------------- Tri-HE
+
+
+def trihe_frame(
+    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], judges: Sequence[str]
+) -> pd.DataFrame:
+    """Models x (judge, part, metric) of percentages, in Table 2's column order."""
+    columns: list[tuple[str, str, str]] = []
+    keys: list[tuple[str, str]] = []
+    for position, judge in enumerate(judges):
+        parts = ("overall", "object", "relation") if position == 0 else ("overall",)
+        for part in parts:
+            for level in ("i", "q"):
+                columns.append(
+                    (latex_escape(JUDGE_LABELS.get(judge, judge)), part.title(), _HALLU[level])
+                )
+                keys.append((judge, f"hallu_{level}" if part == "overall" else f"{part}_{level}"))
+    rows = []
+    for model in models:
+        rates = scores.get(model, {}).get("judges", {})
+        row = []
+        for judge, key in keys:
+            value = rates.get(judge, {}).get(key)
+            row.append(float("nan") if value is None else float(value))
+        rows.append(row)
+    frame = pd.DataFrame(
+        rows,
+        index=pd.Index([latex_escape(m) for m in models]),
+        columns=pd.MultiIndex.from_tuples(columns),
+    )
+    return frame
+
+
+def trihe_table_latex(
+    scores: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    judges: Sequence[str],
+    decimals: int = 2,
+    *,
+    mitigation: str = "none",
+    label: str = "tab:trihe",
+) -> str:
+    """Tri-HE Table 2 (see the module docstring); ``scores`` = model -> scores.json content."""
+    frame = trihe_frame(scores, models, judges)
+    first = JUDGE_LABELS.get(judges[0], judges[0])
+    others = ", ".join(JUDGE_LABELS.get(j, j) for j in judges[1:])
+    caption = (
+        (_SIM_NOTE if is_simulated(models) else "")
+        + "Tri-HE hallucination rates (\\%, lower is better): Hallu$_{\\mathrm{I}}$ averages "
+        "over images, Hallu$_{\\mathrm{Q}}$ over questions, the share of an answer's triplets "
+        f"judged hallucinated. {latex_escape(first)}: overall, object and relation "
+        "hallucinations (split by the paper's definitions)"
+        + (f"; {latex_escape(others)}: overall." if others else ".")
+        + (" Answers use the triplet-description mitigation." if mitigation == "describe" else "")
+    )
+    column_format = "l" + "r" * frame.shape[1]
+    return _to_latex(
+        frame, decimals=decimals, caption=caption, label=label, column_format=column_format
+    )
+
+
+# ---------------------------------------------------------------------------------------- PhD
+
+
+def phd_frame(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    tasks: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """(model, mode) x (tasks..., All) PhD Index; missing cells NaN."""
+    if tasks is None:
+        seen = {t for r in reports.values() for t in r.get("by_task", {})}
+        tasks = [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
+    index, rows = [], []
+    for model in models:
+        report = reports.get(model, {})
+        for mode in modes:
+            cells = report.get("by_mode_task", {}).get(mode, {})
+            row = [cells.get(t, {}).get("overall") for t in tasks]
+            row.append(report.get("by_mode", {}).get(mode, {}).get("overall"))
+            rows.append([float("nan") if v is None else float(v) for v in row])
+            index.append((latex_escape(model), latex_escape(PHD_MODE_LABELS.get(mode, mode))))
+    columns = [latex_escape(PHD_TASK_LABELS.get(t, t)) for t in tasks] + ["All"]
+    return pd.DataFrame(
+        rows, index=pd.MultiIndex.from_tuples(index, names=["Model", "Mode"]), columns=columns
+    )
+
+
+def phd_table_latex(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    decimals: int = 2,
+    *,
+    label: str = "tab:phd",
+) -> str:
+    """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json."""
+    frame = phd_frame(reports, models, modes)
+    overall = ", ".join(
+        f"{latex_escape(m)} {reports[m]['overall']:.{decimals}f}"
+        for m in models
+        if reports.get(m, {}).get("overall") is not None
+    )
+    caption = (
+        (_SIM_NOTE if is_simulated(models) else "")
+        + "PhD Index (harmonic mean of the yes- and no-recall; higher is better, a model that "
+        "always answers yes or always no scores 0) per mode and task; ``All'' pools a mode's "
+        "tasks. Modes: base (question only), iac (inaccurate context, the paper's sec), icc "
+        "(incorrect context), ccs (counter-common-sense items"
+        + ("; on the demo images, ccs-style questions" if is_simulated(models) else "")
+        + ")."
+        + (f" Overall: {overall}." if overall else "")
+    )
+    latex = _to_latex(
+        frame,
+        decimals=decimals,
+        caption=caption,
+        label=label,
+        column_format="ll" + "r" * frame.shape[1],
+    )
+    return _space_models(latex, len(modes), len(models))
+
+
+def _space_models(latex: str, n_modes: int, n_models: int) -> str:
+    """``\\addlinespace`` between the models' row blocks."""
+    lines = latex.split("\n")
+    first = lines.index("\\midrule") + 1
+    out = lines[:first]
+    for row, line in enumerate(lines[first : first + n_modes * n_models]):
+        if row and row % n_modes == 0:
+            out.append("\\addlinespace")
+        out.append(line)
+    return "\n".join(out + lines[first + n_modes * n_models :])
+
+
+# ------------------------------------------------------------------------------------ figures
+
+
+def plot_trihe_bars(
+    scores: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    judge: str,
+    stem: str | Path,
+    dpi: int = 200,
+) -> list[Path]:
+    """Object vs relation Hallu_I and Hallu_Q per model (one judge), PDF + PNG."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from halluscope.report.figures import savefig, style_context
+
+    parts = (("object", "Object", "#0173b2"), ("relation", "Relation", "#de8f05"))
+    width = 0.38
+    x = np.arange(len(models))
+    with style_context():
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), sharey=True)
+        top = 1.0
+        for ax, level in zip(axes, ("i", "q"), strict=True):
+            for offset, (part, name, colour) in zip((-0.5, 0.5), parts, strict=True):
+                values = [
+                    scores.get(m, {}).get("judges", {}).get(judge, {}).get(f"{part}_{level}")
+                    for m in models
+                ]
+                heights = [float("nan") if v is None else float(v) for v in values]
+                bars = ax.bar(x + offset * width, heights, width, label=name, color=colour)
+                ax.bar_label(bars, fmt="%.1f", fontsize="x-small", padding=1)
+                top = max([top, *[h for h in heights if h == h]])
+            ax.set_xticks(x)
+            ax.set_xticklabels(models, rotation=15, ha="right")
+            ax.set_title(_HALLU[level].replace(r"\downarrow", "") + " (%)")
+        axes[0].set_ylabel("hallucinated triplets (%)")
+        axes[0].set_ylim(0, top * 1.2)
+        axes[1].legend(frameon=False, loc="upper right")
+        title = f"Tri-HE object vs relation hallucination ({JUDGE_LABELS.get(judge, judge)})"
+        title = title.replace("``", '"').replace("''", '"')
+        if is_simulated(models):
+            title += "\n(simulated LVLMs)"
+        fig.suptitle(title, fontweight="bold")
+        fig.tight_layout()
+        paths = savefig(fig, stem, dpi=dpi)
+        plt.close(fig)
+    return paths
+
+
+def plot_phd_heatmap(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    stem: str | Path,
+    dpi: int = 200,
+) -> list[Path]:
+    """PhD Index mode x task, one panel per model (shared 0-1 colour scale), PDF + PNG."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from halluscope.report.figures import savefig, style_context
+
+    frame = phd_frame(reports, models, modes)
+    tasks = [c for c in frame.columns if c != "All"]
+    with style_context():
+        fig, axes = plt.subplots(
+            1, len(models), figsize=(3.3 * len(models) + 0.8, 3.4), squeeze=False
+        )
+        for i, (ax, model) in enumerate(zip(axes[0], models, strict=True)):
+            panel = frame.xs(latex_escape(model), level="Model")[tasks]
+            panel.index = [PHD_MODE_LABELS.get(m, m) for m in modes]
+            sns.heatmap(
+                panel.astype(float),
+                ax=ax,
+                vmin=0.0,
+                vmax=1.0,
+                cmap="viridis",
+                annot=True,
+                fmt=".2f",
+                annot_kws={"fontsize": "x-small"},
+                cbar=i == len(models) - 1,
+                cbar_kws={"label": "PhD Index"},
+                linewidths=0.5,
+                linecolor="white",
+            )
+            ax.grid(False)
+            ax.set_facecolor("0.93")  # cells without items
+            ax.set_title(model)
+            ax.set_xlabel("")
+            ax.tick_params(axis="x", rotation=35)
+            for text in ax.get_xticklabels():
+                text.set_horizontalalignment("right")
+            ax.tick_params(axis="y", rotation=0)
+            if i:
+                ax.set_yticklabels([])
+        title = "PhD Index by mode and task"
+        if is_simulated(models):
+            title += " (simulated LVLMs)"
+        fig.suptitle(title, fontweight="bold")
+        fig.tight_layout()
+        paths = savefig(fig, stem, dpi=dpi)
+        plt.close(fig)
+    return paths

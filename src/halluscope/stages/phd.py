@@ -1,0 +1,112 @@
+"""PhD stages: prompts per mode x task -> answers per model -> PhD Index by mode x task.
+
+PhD (Liu et al., CVPR 2025) asks yes/no questions in four modes: ``base`` (the question alone),
+``iac`` (an inaccurate context first; the paper's first version calls it ``sec``), ``icc`` (an
+incorrect context first) and ``ccs`` (counter-common-sense items), over five tasks. Prompts are
+built exactly as upstream's ``get_data`` builds them (:func:`halluscope.data.phd.build_prompts`);
+the demo's records are ``data/demo/phd_questions.yaml``. Scores: the PhD Index (harmonic mean
+of the yes- and no-recall) with halluscope's documented yes/no parser
+(:mod:`halluscope.metrics.phd`), per mode, task and mode x task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from halluscope.io import read_jsonl, write_json, write_jsonl
+from halluscope.stages.data import load_items
+
+
+def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path) -> None:
+    """Every (mode, record, label) prompt, mode by mode in the order given, as JSONL."""
+    from halluscope.data.demo_benchmarks import load_phd_records
+    from halluscope.data.phd import build_prompts, canonical_mode
+
+    records = load_phd_records(questions_path, load_items(items_path))
+    paths = {r.image_id: r.image_path for r in records}
+    rows = []
+    for mode in dict.fromkeys(canonical_mode(m) for m in modes):
+        for prompt in build_prompts(records, mode):
+            row = asdict(prompt)
+            row["image_path"] = paths[prompt.image_id]  # the demo's exported image, not COCO's
+            rows.append(row)
+    write_jsonl(out, rows)
+
+
+def answers(
+    items_path: Path,
+    prompts_path: Path,
+    model_id: str,
+    model_spec: dict,
+    generation: dict,
+    template_version: str,
+    cache_dir: Path,
+    cache_mode: str,
+    out: Path,
+) -> None:
+    """Every prompt answered by one model, with the image, through the response cache."""
+    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.stages.answering import generation_params, resolve
+
+    items = load_items(items_path)
+    backend = make_backend(model_spec, items=items, model_name=model_id)
+    rows = read_jsonl(prompts_path)
+    requests = []
+    for p in rows:
+        item = items[p["image_id"]]
+        requests.append(
+            Request(
+                request_id=f"{model_id}/phd/{p['id']}",
+                image_id=item["image_id"],
+                image_path=item.get("image"),
+                image_sha256=item.get("image_sha256"),
+                messages=(user_message(p["question"]),),
+                params=generation_params(generation),
+                task="phd",
+                meta={"id": p["id"], "label": p["label"], "mode": p["mode"]},
+            )
+        )
+    responses = resolve(
+        backend,
+        requests,
+        cache_dir=cache_dir,
+        cache_mode=cache_mode,
+        template_version=template_version,
+        batch_size=int(generation.get("batch_size", 8)),
+        truth_keys=("label",),
+        what="PhD answers",
+    )
+    write_jsonl(
+        out,
+        [
+            {
+                "id": p["id"],
+                "mode": p["mode"],
+                "task": p["task"],
+                "label": p["label"],
+                "image_id": p["image_id"],
+                "model": model_id,
+                "answer": r.text,
+                "meta": r.meta,
+            }
+            for p, r in zip(rows, responses, strict=True)
+        ],
+    )
+
+
+def score(answers_path: Path, out: Path) -> dict:
+    """PhD Index overall, per mode, task and mode x task for one model's answers."""
+    from halluscope.data.phd import canonical_mode
+    from halluscope.metrics.phd import PhdAnswer, phd_report
+
+    rows = read_jsonl(answers_path)
+    report = phd_report(
+        [
+            PhdAnswer(str(r["id"]), canonical_mode(r["mode"]), r["task"], r["label"], r["answer"])
+            for r in rows
+        ]
+    )
+    report["model"] = rows[0]["model"] if rows else None
+    write_json(out, report)
+    return report

@@ -1,0 +1,425 @@
+"""Tri-HE stages: questions -> answers per model -> triplets -> judgements -> Hallu_Q / Hallu_I.
+
+The pipeline of Tri-HE (Wu et al., arXiv:2410.23114, §3.3) on any backend:
+
+1. ``questions``: the benchmark's questions with their reference triplets (demo:
+   ``data/demo/trihe_questions.yaml``, every reference triplet one of the image's relations).
+2. ``answers``: each model answers each question with the image (the paper's prompt is the
+   question itself, Appendix A.4), through the response cache. ``mitigation="describe"`` is the
+   paper's triplet-description mitigation (§5.4, "Triplet + Eyes-Close"): the model first
+   describes the image as (subject, relation, object) triplets guided by the question
+   (:data:`DESCRIBE_PROMPT`, with the image), then answers from that description alone
+   (:data:`ANSWER_PROMPT`, text only, no image). Prompts are halluscope's wording of Figure 4.
+3. ``triplets``: knowledge-graph extraction by an LLM (:mod:`halluscope.objects.triplets`).
+4. ``judge``: every triplet judged against the image's scene graph (demo: the image's
+   ``relations``) by each judge of ``judges`` (:mod:`halluscope.metrics.trihe`): ``slots``
+   (relation-aware similarity), ``similarity`` (the released "NLI judge"), ``nli`` (a real NLI
+   cross-encoder, ``nli_model``), ``llm`` (the paper's LLM judge through any chat model). The
+   object/relation split comes from the LLM judge's reply for ``llm`` and from the paper's
+   definitions (:func:`~halluscope.metrics.trihe.object_attribution`) for the others. Then
+   Hallu_Q / Hallu_I per judge (:func:`~halluscope.metrics.trihe.hallucination_rates`).
+
+Answers of simulated LVLMs keep the sim's record of what it injected (``meta``), and the scores
+file counts it under ``injected`` so that tests and readers can compare measured with injected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.stages.data import load_items
+
+MITIGATIONS = ("none", "describe")
+JUDGES = ("slots", "similarity", "nli", "llm")
+
+DESCRIBE_PROMPT = (
+    "Describe the image as a list of (subject, relation, object) triplets, one per line, written "
+    "as (subject, relation, object). List the objects and relations you need to answer this "
+    "question: {question}"
+)
+ANSWER_PROMPT = (
+    "Here is a description of an image as (subject, relation, object) triplets:\n{description}\n"
+    "You cannot see the image. Using only this description, answer the question: {question}"
+)
+
+
+# ------------------------------------------------------------------------------ configuration
+
+
+def _llm_settings(config: Mapping[str, Any], block: Mapping[str, Any], where: str) -> dict:
+    model = block.get("model")
+    if model not in config["models"]:
+        raise ValueError(
+            f"params.yaml: {where}.model: unknown model id {model!r}; "
+            f"valid ids: {', '.join(sorted(config['models']))}"
+        )
+    return {
+        "model_id": model,
+        "spec": dict(config["models"][model]),
+        "params": {k: block[k] for k in ("max_new_tokens", "temperature", "seed") if k in block},
+        "batch_size": int(block.get("batch_size", 4)),
+        "json_schema": bool(block.get("json_schema", True)),
+        "template_version": str(block.get("template_version", "v1")),
+        "cache_mode": str(block.get("cache_mode", "live")),
+        **({"reply_rule": block["reply_rule"]} if "reply_rule" in block else {}),
+    }
+
+
+def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The triplet extractor's settings as one tracked ``params:`` value (rules/trihe.smk)."""
+    ext = config["trihe"]["extractor"]
+    settings: dict[str, Any] = {"method": ext["method"], "unit": ext.get("unit", "sentence")}
+    if ext["method"] == "llm":
+        settings["llm"] = _llm_settings(config, ext, "trihe.extractor")
+    return settings
+
+
+def judge_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The judges and their settings as one tracked ``params:`` value (rules/trihe.smk)."""
+    trihe = config["trihe"]
+    judge = dict(trihe["judge"])
+    judges = list(trihe["judges"])
+    settings: dict[str, Any] = {
+        "judges": judges,
+        "encoder": judge["encoder"],
+        "keep_threshold": judge["keep_threshold"],
+        "top_k": judge["top_k"],
+        "threshold": judge["threshold"],
+        "slot_threshold": judge["slot_threshold"],
+        "object_threshold": judge["object_threshold"],
+        "unattributed": trihe["unattributed"],
+    }
+    if "nli" in judges:
+        if not judge.get("nli_model"):
+            raise ValueError("params.yaml: trihe.judges has 'nli' but no trihe.judge.nli_model")
+        settings["nli_model"] = judge["nli_model"]
+    if "llm" in judges:
+        if not isinstance(judge.get("llm"), Mapping):
+            raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
+        settings["llm"] = _llm_settings(config, judge["llm"], "trihe.judge.llm")
+    return settings
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-references of the ``trihe`` section (model ids), checked when the DAG is built."""
+    if config["trihe"]["enabled"]:
+        extractor_settings(config)
+        judge_settings(config)
+
+
+# ---------------------------------------------------------------------------------- questions
+
+
+def questions(items_path: Path, questions_path: Path, out: Path) -> None:
+    """The question file of the dataset, checked against its items, as JSONL."""
+    from halluscope.data.demo_benchmarks import load_trihe_questions
+
+    write_jsonl(out, load_trihe_questions(questions_path, load_items(items_path)))
+
+
+# ------------------------------------------------------------------------------------ answers
+
+
+def answers(
+    items_path: Path,
+    questions_path: Path,
+    model_id: str,
+    model_spec: dict,
+    generation: dict,
+    template_version: str,
+    cache_dir: Path,
+    cache_mode: str,
+    mitigation: str,
+    out: Path,
+) -> None:
+    """Every question answered by one model (directly, or describe-then-answer)."""
+    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.stages.answering import generation_params, resolve
+
+    if mitigation not in MITIGATIONS:
+        raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
+    items = load_items(items_path)
+    backend = make_backend(model_spec, items=items, model_name=model_id)
+    params = generation_params(generation)
+    batch = int(generation.get("batch_size", 8))
+    qs = read_jsonl(questions_path)
+    common = {"cache_dir": cache_dir, "cache_mode": cache_mode, "batch_size": batch}
+    first_task = "trihe" if mitigation == "none" else "trihe-describe"
+    first = []
+    for q in qs:
+        item = items[q["image_id"]]
+        text = q["question"] if mitigation == "none" else DESCRIBE_PROMPT.format(**q)
+        first.append(
+            Request(
+                request_id=f"{model_id}/trihe/{first_task}/{q['question_id']}",
+                image_id=item["image_id"],
+                image_path=item.get("image"),
+                image_sha256=item.get("image_sha256"),
+                messages=(user_message(text),),
+                params=params,
+                task=first_task,
+                meta={
+                    "question_id": q["question_id"],
+                    "question": q["question"],
+                    "triplets": q["triplets"],
+                },
+            )
+        )
+    responses = resolve(
+        backend,
+        first,
+        template_version=template_version,
+        truth_keys=("triplets",),
+        what="Tri-HE answers",
+        **common,
+    )
+    descriptions: list[str | None] = [None] * len(qs)
+    if mitigation == "describe":
+        descriptions = [r.text for r in responses]
+        second = [
+            Request(
+                request_id=f"{model_id}/trihe/trihe-answer/{q['question_id']}",
+                messages=(user_message(ANSWER_PROMPT.format(description=d, **q)),),
+                params=params,
+                task="trihe-answer",
+                meta={"question_id": q["question_id"]},
+            )
+            for q, d in zip(qs, descriptions, strict=True)
+        ]
+        final = resolve(
+            backend, second, template_version=template_version, what="Tri-HE answers", **common
+        )
+    else:
+        final = responses
+    records = []
+    for q, first_r, final_r, description in zip(qs, responses, final, descriptions, strict=True):
+        record = {
+            "question_id": q["question_id"],
+            "image_id": q["image_id"],
+            "model": model_id,
+            "mitigation": mitigation,
+            "text": final_r.text,
+            "meta": first_r.meta,  # the sim's injected truth sits on the (first) image request
+        }
+        if description is not None:
+            record["description"] = description
+        records.append(record)
+    write_jsonl(out, records)
+
+
+# ----------------------------------------------------------------------------------- triplets
+
+
+def triplets(answers_path: Path, settings: Mapping[str, Any], cache_dir: Path, out: Path) -> dict:
+    """Triplets of every answer (LLM or the sim-template rule); returns the extraction counts."""
+    from halluscope.objects.triplets import TripletExtractor
+
+    method = settings["method"]
+    kwargs: dict[str, Any] = {"unit": settings.get("unit", "sentence")}
+    if method == "llm":
+        from halluscope.models.base import make_backend
+        from halluscope.models.cache import ResponseCache
+
+        llm = settings["llm"]
+        kwargs.update(
+            backend=make_backend(llm["spec"], model_name=llm["model_id"]),
+            cache=ResponseCache(cache_dir, mode=llm["cache_mode"]),
+            gen_params=llm["params"],
+            template_version=llm["template_version"],
+            constrained=llm["json_schema"],
+            batch_size=llm["batch_size"],
+        )
+    extractor = TripletExtractor(method, **kwargs)
+    rows = read_jsonl(answers_path)
+    fields = extractor.extract([r["text"] for r in rows])
+    write_jsonl(
+        out,
+        [
+            {"question_id": r["question_id"], "image_id": r["image_id"], **f, "method": method}
+            for r, f in zip(rows, fields, strict=True)
+        ],
+    )
+    return dict(extractor.stats)
+
+
+# -------------------------------------------------------------------------------------- judge
+
+
+def _vocabulary(item: Mapping[str, Any]) -> list[str]:
+    names = [*item.get("gt_objects", []), *item.get("other_objects", [])]
+    names += [name for t in item.get("relations", []) for name in (t[0], t[2])]
+    return sorted({str(n) for n in names})
+
+
+def _llm_judge(
+    settings: Mapping[str, Any],
+    cache_dir: Path,
+    cases: Sequence[tuple[list, list[str], list[str]]],
+) -> list[tuple[str, str | None]]:
+    """LLM-judge replies (judgement, attribution) for (references, objects, claim) cases."""
+    from halluscope.metrics.trihe import judge_messages, parse_judge_reply
+    from halluscope.models.base import Request, make_backend
+    from halluscope.stages.answering import resolve
+
+    llm = settings["llm"]
+    backend = make_backend(llm["spec"], model_name=llm["model_id"])
+    requests = [
+        Request(
+            request_id=f"trihe-judge/{i}",
+            messages=tuple(judge_messages(refs, objects, claim)),
+            params=dict(llm["params"]),
+            task="chat",
+            meta={"stage": "trihe-judge"},
+        )
+        for i, (refs, objects, claim) in enumerate(cases)
+    ]
+    responses = resolve(
+        backend,
+        requests,
+        cache_dir=cache_dir,
+        cache_mode=llm["cache_mode"],
+        template_version=f"{llm['template_version']}/trihe-judge-1",
+        batch_size=llm["batch_size"],
+        what="LLM-judge replies",
+    )
+    rule = llm.get("reply_rule", "released")
+    return [
+        (reply.judgment, reply.error)
+        for reply in (parse_judge_reply(r.text, rule) for r in responses)
+    ]
+
+
+def judge(
+    items_path: Path,
+    answers_path: Path,
+    triplets_path: Path,
+    settings: Mapping[str, Any],
+    cache_dir: Path,
+    out_judgments: Path,
+    out_scores: Path,
+) -> dict[str, Any]:
+    """Judge every extracted triplet with every configured judge; write judgements and rates."""
+    from halluscope.data.trihe import Triplet
+    from halluscope.metrics import trihe as m
+
+    judges = list(settings["judges"])
+    unknown = [j for j in judges if j not in JUDGES]
+    if unknown or not judges:
+        raise InputError(f"unknown Tri-HE judge(s) {unknown}; valid: {', '.join(JUDGES)}")
+    items = load_items(items_path)
+    rows = read_jsonl(triplets_path)
+    encoder = None
+    if {"slots", "similarity", "nli"} & set(judges):
+        encoder = m.load_sentence_model(settings["encoder"])
+    judge_objects: dict[str, Any] = {}
+    if "slots" in judges:
+        threshold = settings["slot_threshold"]
+        judge_objects["slots"] = m.SlotSimilarityJudge(encoder, threshold=threshold)
+    if "similarity" in judges or "nli" in judges:
+        judge_objects["similarity"] = m.SimilarityJudge(
+            encoder,
+            keep_threshold=settings["keep_threshold"],
+            top_k=settings["top_k"],
+            threshold=settings["threshold"],
+        )
+    if "nli" in judges:
+        judge_objects["nli"] = m.NLIJudge(
+            settings["nli_model"],
+            threshold=settings["threshold"],
+            retriever=judge_objects["similarity"],
+        )
+    per_row: list[dict[str, Any]] = [{} for _ in rows]
+    for row, out in zip(rows, per_row, strict=True):
+        item = items[row["image_id"]]
+        references = [Triplet(*[str(x) for x in t]) for t in item.get("relations", [])]
+        claims = [tuple(t) for t in row["triplets"]]
+        vocabulary = _vocabulary(item)
+        for name in judges:
+            if name == "llm" or not claims:
+                continue
+            verdicts = judge_objects[name].judge(claims, references)
+            judgments = [v.judgment for v in verdicts]
+            errors = m.object_attribution(
+                claims, judgments, vocabulary, encoder, settings["object_threshold"]
+            )
+            out[name] = {
+                "judgments": judgments,
+                "errors": errors,
+                "scores": [round(v.score, 6) for v in verdicts],
+            }
+    if "llm" in judges:
+        cases, where = [], []
+        for index, row in enumerate(rows):
+            item = items[row["image_id"]]
+            refs = [list(t) for t in item.get("relations", [])]
+            for claim in row["triplets"]:
+                cases.append((refs, _vocabulary(item), list(claim)))
+                where.append(index)
+        replies = _llm_judge(settings, cache_dir, cases) if cases else []
+        for index in range(len(rows)):
+            per_row[index]["llm"] = {"judgments": [], "errors": []}
+        for index, (judgment, error) in zip(where, replies, strict=True):
+            per_row[index]["llm"]["judgments"].append(judgment)
+            per_row[index]["llm"]["errors"].append(error if judgment == "no" else None)
+    records = []
+    for row, found in zip(rows, per_row, strict=True):
+        empty = {"judgments": [], "errors": [], "scores": []}
+        records.append(
+            {
+                "question_id": row["question_id"],
+                "image_id": row["image_id"],
+                "triplets": row["triplets"],
+                "judges": {name: found.get(name, empty) for name in judges},
+            }
+        )
+    write_jsonl(out_judgments, records)
+    rates = {}
+    for name in judges:
+        questions_j = [
+            m.QuestionJudgments(
+                r["image_id"],
+                r["question_id"],
+                tuple(r["judges"][name]["judgments"]),
+                tuple(r["judges"][name]["errors"]),
+            )
+            for r in records
+        ]
+        rates[name] = m.hallucination_rates(questions_j, unattributed=settings["unattributed"])
+    answers_rows = read_jsonl(answers_path)
+    scores = {
+        "model": answers_rows[0]["model"] if answers_rows else None,
+        "mitigation": answers_rows[0]["mitigation"] if answers_rows else None,
+        "primary": judges[0],
+        "judges": rates,
+        "extraction": {
+            "questions": len(rows),
+            "questions_without_triplet": sum(not r["triplets"] for r in rows),
+            "triplets": sum(len(r["triplets"]) for r in rows),
+            "invalid": sum(len(r.get("invalid", [])) for r in rows),
+            "method": rows[0].get("method") if rows else None,
+        },
+        "injected": _injected(answers_rows),
+    }
+    write_json(out_scores, scores)
+    return scores
+
+
+def _injected(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What a simulated LVLM injected (from its answers' meta), ``None`` for other models."""
+    metas = [r.get("meta") or {} for r in rows]
+    if not metas or not all("triplets" in meta for meta in metas):
+        return None
+    said = [t for meta in metas for t in meta["triplets"]]
+    n = len(said)
+    n_obj = sum(t.get("error") == "object" for t in said)
+    n_rel = sum(t.get("error") == "relation" for t in said)
+    return {
+        "triplets": n,
+        "object_errors": n_obj,
+        "relation_errors": n_rel,
+        "object_rate": n_obj / n if n else None,
+        "relation_rate": n_rel / n if n else None,
+    }
