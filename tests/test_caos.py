@@ -192,3 +192,13 @@ def test_cli_reports_malformed_line(tmp_path) -> None:
     )
     assert proc.returncode != 0
     assert f"{objs}:2" in proc.stderr and "malformed JSON" in proc.stderr
+
+
+def test_ratio_needs_positive_denominator() -> None:
+    """Negative cosine means give no T/X or X/K (instead of a misleading large ratio)."""
+    words = ["a", "b", "c"]
+    vectors = np.array([[1.0, 0.0], [-1.0, 0.1], [-1.0, -0.1]])
+    scorer = CAOSScorer(VectorTable(words, vectors), ["a", "b", "c"], k=1, k_max=3)
+    result = scorer.score_caption(["a"], [CaptionObject("b", True, False, 0)])
+    assert result.scores["CAOS_T"] < 0 and result.scores["CAOS_X"] < 0
+    assert result.scores["CAOS_TX"] is None and result.scores["CAOS_XK"] is None

@@ -18,6 +18,8 @@ Edge cases, stated because papers are silent on them:
 * A name without a vector is never treated as a zero vector: a hallucinated object without one is
   skipped (and listed in ``missing``), a reference object without one is left out of its set.
 * A set with no usable vector (e.g. an image with no GT object) makes that similarity None.
+* CAOS_T/X and CAOS_X/K are defined only when the denominator is positive: cosines (GloVe
+  especially) can be negative, and a ratio of two negative means is not a meaningful ratio.
 * Objects whose presence is unknown (``present is None``: unverified out-of-domain objects) are
   neither hallucinations nor part of T; they still enter X in caption order.
 
@@ -98,7 +100,9 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b == 0:
+    """a / b, defined only for a positive denominator (cosines can be negative: a ratio of two
+    negative means would read as a large positive "T/X" and distort the mean of ratios)."""
+    if a is None or b is None or b <= 0:
         return None
     return a / b
 
