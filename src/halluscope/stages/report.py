@@ -160,6 +160,10 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
         )
     items.append(otext + ".")
     items.append(
+        "\\# Objects counts every mention of the object list $L$ (duplicates kept, unverified "
+        "out-of-domain objects included); precision counts verified mentions only."
+    )
+    items.append(
         f"CAOS$_K$ uses the top-{setting.get('k')} most frequent MSCOCO objects "
         f"({_tt(setting.get('frequent'))}); averages are means over captions with at "
         "least one hallucinated object."
