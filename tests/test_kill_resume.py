@@ -107,3 +107,69 @@ def test_sigkill_then_rerun_gives_identical_output(reference, tmp_path: Path, se
     assert len(read_jsonl(out)) == N_ITEMS
     assert sum(1 for _ in cache.rglob("*.json")) == N_ITEMS  # no record lost or duplicated
     assert cached <= N_ITEMS
+
+
+def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
+    """The LLM extraction stage (real SmolLM2) killed mid-run resumes to the same bytes."""
+    import yaml
+
+    from halluscope.stages.extract import llm_settings
+
+    root = Path(__file__).resolve().parents[1]
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    llm = json.dumps(llm_settings(params, "i01"))
+    captions = [
+        "A man in a spacesuit holds a helmet next to a flag.",
+        "A cat with long whiskers lies on a red blanket near a lamp.",
+        "A cup of coffee on a saucer with a spoon on a wooden table.",
+        "A rocket on the launch pad under a cloudy sky.",
+        "A motorcycle parked beside a bench, a shelf and a bottle.",
+        "A photographer with a camera on a tripod in a grass field.",
+    ]
+    responses = tmp_path / "responses.jsonl"
+    write_jsonl(
+        responses,
+        [
+            {"image_id": f"img{i}", "instruction_id": "i01", "model": "m", "text": text, "meta": {}}
+            for i, text in enumerate(captions)
+        ],
+    )
+
+    def cmd(cache: Path, out: Path) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "halluscope.stages.extract",
+            "--responses",
+            str(responses),
+            "--synonyms",
+            "builtin",
+            "--variant",
+            "pattern",
+            "--lexicon",
+            "builtin",
+            "--method",
+            "rule+lexicon+llm",
+            "--llm",
+            llm,
+            "--cache",
+            str(cache),
+            "--out",
+            str(out),
+        ]
+
+    subprocess.run(
+        cmd(tmp_path / "ref-cache", tmp_path / "ref.jsonl"), check=True, capture_output=True
+    )
+    expected = (tmp_path / "ref.jsonl").read_bytes()
+    for seed in (1, 2):
+        cache, out = tmp_path / f"cache{seed}", tmp_path / f"out{seed}.jsonl"
+        proc = subprocess.Popen(
+            cmd(cache, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(random.Random(seed).uniform(2.0, 5.0))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert not out.exists() or out.read_bytes() == expected
+        subprocess.run(cmd(cache, out), check=True, capture_output=True)
+        assert out.read_bytes() == expected
