@@ -84,7 +84,7 @@ def caos_figure_files(dataset=DATASET):
     return expand("results/figures/{name}.{ext}", name=CAOS_FIGURES, ext=["pdf", "png"])
 
 
-# Tri-HE and PhD (rules/trihe.smk, rules/phd.smk): per-model scores, tables, figures.
+# Tri-HE, PhD and NOPE (rules/trihe.smk, phd.smk, nope.smk): per-model scores, tables, figures.
 def trihe_score_files(dataset=DATASET):
     if not config["trihe"]["enabled"]:
         return []
@@ -97,17 +97,37 @@ def phd_score_files(dataset=DATASET):
     return expand("results/phd/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
 
 
+def nope_shard_files(dataset=DATASET):
+    shards = range(config["nope"]["shards"])
+    return expand("results/nope/{dataset}/generated/shard{shard}.json", dataset=dataset, shard=shards)
+
+
+def nope_score_files(dataset=DATASET):
+    if not config["nope"]["enabled"]:
+        return []
+    return expand("results/nope/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+
+
 def _enabled(pairs):
     return [name for name, section in pairs if config[section]["enabled"]]
 
 
 def benchmark_table_files(dataset=DATASET):
-    """The Tri-HE / PhD LaTeX tables that rule `tables` assembles (enabled benchmarks only)."""
-    names = _enabled((("trihe_table", "trihe"), ("phd_table", "phd")))
+    """The Tri-HE / PhD / NOPE LaTeX tables that rule `tables` assembles (enabled ones only)."""
+    names = _enabled(
+        (
+            ("trihe_table", "trihe"),
+            ("phd_table", "phd"),
+            ("nope_table", "nope"),
+            ("nope_breakdown", "nope"),
+        )
+    )
     return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
 
 
 def benchmark_figure_files():
-    """The Tri-HE bars and the PhD heatmap (enabled benchmarks only)."""
-    names = _enabled((("trihe_bars", "trihe"), ("phd_heatmap", "phd")))
+    """The Tri-HE bars, the PhD heatmap and the NOPE question types (enabled benchmarks only)."""
+    names = _enabled(
+        (("trihe_bars", "trihe"), ("phd_heatmap", "phd"), ("nope_question_types", "nope"))
+    )
     return expand("results/figures/{name}.{ext}", name=names, ext=["pdf", "png"])

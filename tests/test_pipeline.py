@@ -37,10 +37,11 @@ def test_outputs_exist_and_say_simulated(project: Path) -> None:
     tables = sorted(p.name for p in (project / "results/tables").glob("*.tex"))
     expected = {"caos_ratios.tex", "caos_table1.tex", "caos_table2.tex"}
     expected |= {"trihe_table.tex", "phd_table.tex"}  # rules/trihe.smk, rules/phd.smk
+    expected |= {"nope_table.tex", "nope_breakdown.tex"}  # rules/nope.smk
     assert expected <= set(tables), tables
     for table in tables:
         assert "simulated" in (project / "results/tables" / table).read_text()
-    for name in ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions", "trihe_bars",
+    for name in ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions", "nope_question_types", "trihe_bars",
                  "phd_heatmap"):  # fmt: skip
         for ext in ("pdf", "png"):
             assert (project / "results/figures" / f"{name}.{ext}").stat().st_size > 1000

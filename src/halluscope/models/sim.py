@@ -78,6 +78,21 @@ template version for ``sim`` backends (see ``stages/trihe.py``, ``stages/phd.py`
   context, so a context can only add errors to what the base mode gets, and the iac errors are a
   subset of the icc ones. ``meta``: ``{"label", "answer", "flipped", "context", "p_error"}``.
 
+- NOPE (``task="nope"``): ``meta["is_negp"]`` (the ground truth is a negative indefinite
+  pronoun), ``meta["reference"]`` (a string or a list of acceptable answers),
+  ``meta["acceptable_answers"]`` (the question's NegP forms, Table 6) and
+  ``meta["question_type"]``. One uniform draw per question. A NegP question is answered with one
+  of its acceptable NegP forms (seeded pick, so exact match can miss while NegP accuracy counts
+  it) when the draw is below ``negp_accuracy``; otherwise the sim hallucinates: it picks an
+  object absent from the image from its hallucination pools (kind drawn from ``style_weights``,
+  as in captions) and answers in the question type's form: the object ("object"), "on the
+  <object>" ("location"), a colour of :data:`COLOR_POOL` ("color"), a count 1-5 ("counting"), a
+  person word of :data:`PERSON_POOL` ("person"). Another question gets its (first) reference,
+  or with probability ``vqa_error_rate`` a wrong answer: another object of the image (an absent
+  one when the image has none left), for "location" with a relation of :data:`RELATION_POOL`.
+  ``meta``: ``{"is_negp", "answer", "correct", "kind": "negp"|"hallucination"|"reference"|
+  "wrong", "object"}``.
+
 Randomness: ``random.Random(seed)`` with the seed taken from the sha256 of (model name,
 ``params["seed"]``, image id, prompt text, task) -- never Python's salted ``hash()``. The prompt
 *text* stands for the instruction (rather than its id) because the response cache keys on the
@@ -238,6 +253,12 @@ TRIHE_RELATION_POOL: tuple[str, ...] = (
     "under", "above", "inside", "hanging from",
 )  # fmt: skip
 
+#: Colours a hallucinating sim gives for a NOPE colour question about an absent object.
+COLOR_POOL: tuple[str, ...] = ("red", "blue", "white", "black", "green", "brown", "yellow")
+
+#: Person words a hallucinating sim gives for a NOPE "who" question.
+PERSON_POOL: tuple[str, ...] = ("man", "woman", "boy", "girl", "chef", "worker")
+
 #: Pool relations too close to a true relation to count as wrong (never used in its place).
 NEAR_RELATIONS: dict[str, frozenset[str]] = {
     "on": frozenset({"above"}),
@@ -272,6 +293,9 @@ PROFILE_FIELDS: dict[str, str] = {
     "trihe_object_error_rate": "probability that a Tri-HE answer triplet gets an absent object",
     "context_susceptibility": "share of the remaining PhD answers that follow a context, not the "
     "image",
+    "negp_accuracy": "probability that a NOPE NegP question gets a NegP answer (else an object "
+    "is hallucinated)",
+    "vqa_error_rate": "probability that a NOPE question with another answer is answered wrongly",
 }
 
 #: Fields a complete dict profile may leave out (they were added later; 0 = behaviour unchanged).
@@ -279,6 +303,8 @@ PROFILE_DEFAULTS: dict[str, float] = {
     "trihe_relation_error_rate": 0.0,
     "trihe_object_error_rate": 0.0,
     "context_susceptibility": 0.0,
+    "negp_accuracy": 0.0,
+    "vqa_error_rate": 0.0,
 }
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -297,6 +323,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "trihe_relation_error_rate": 0.05,
         "trihe_object_error_rate": 0.03,
         "context_susceptibility": 0.1,
+        "negp_accuracy": 0.6,
+        "vqa_error_rate": 0.1,
     },
     # Long captions, many hallucinations, mostly co-occurring objects.
     "sim-verbose": {
@@ -313,6 +341,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "trihe_relation_error_rate": 0.35,
         "trihe_object_error_rate": 0.1,
         "context_susceptibility": 0.3,
+        "negp_accuracy": 0.1,
+        "vqa_error_rate": 0.25,
     },
     # Medium captions that hallucinate the very top MSCOCO classes; strongly yes-biased.
     "sim-frequent": {
@@ -329,6 +359,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "trihe_relation_error_rate": 0.15,
         "trihe_object_error_rate": 0.25,
         "context_susceptibility": 0.5,
+        "negp_accuracy": 0.3,
+        "vqa_error_rate": 0.15,
     },
     # Hallucinates out-of-domain objects (trees, lamps, walls) that CHAIR cannot see.
     "sim-ood": {
@@ -345,6 +377,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "trihe_relation_error_rate": 0.1,
         "trihe_object_error_rate": 0.2,
         "context_susceptibility": 0.2,
+        "negp_accuracy": 0.2,
+        "vqa_error_rate": 0.3,
     },
 }
 
@@ -380,8 +414,9 @@ def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> 
         value = profile[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{where}: {name} must be an integer >= 1, got {value!r}")
+    probabilities = ("yes_bias", "context_susceptibility", "negp_accuracy")
     for name in PROFILE_FIELDS:
-        if name.endswith("_rate") or name in ("yes_bias", "context_susceptibility"):
+        if name.endswith("_rate") or name in probabilities:
             _check_rate(name, profile[name], where)
     if profile["trihe_relation_error_rate"] + profile["trihe_object_error_rate"] > 1:
         raise ValueError(
@@ -646,11 +681,13 @@ class SimulatedLVLM:
             text, meta = self._trihe(item, request, rng)
         elif request.task == "phd":
             text, meta = self._phd(request, seed)
+        elif request.task == "nope":
+            text, meta = self._nope(item, request, rng)
         else:
             raise ValueError(
                 f"sim model {self.name!r} cannot answer task {request.task!r} "
                 f"(request {request.request_id!r}); it answers caption, oracle, yesno, trihe, "
-                "trihe-describe, trihe-answer and phd"
+                "trihe-describe, trihe-answer, phd and nope"
             )
         return self._response(request, text, meta)
 
@@ -743,6 +780,61 @@ class SimulatedLVLM:
             "p_error": round(p_error, 6),
         }
         return ("Yes." if answer == "yes" else "No."), meta
+
+    def _nope(
+        self, item: Mapping[str, Any], request: Request, rng: random.Random
+    ) -> tuple[str, dict]:
+        p = self.profile
+        is_negp = self._truth(request, "is_negp")
+        reference = self._truth(request, "reference")
+        references = [reference] if isinstance(reference, str) else list(reference or [])
+        if not isinstance(is_negp, bool) or not references:
+            raise ValueError(
+                f"sim model {self.name!r}: request {request.request_id!r}: meta['is_negp'] must "
+                f"be true/false and meta['reference'] a non-empty answer, got {is_negp!r}, "
+                f"{reference!r}"
+            )
+        qtype = str(request.meta.get("question_type") or "object")
+        gt = sorted(str(o) for o in item.get("gt_objects", []))
+        present = [*gt, *(str(o).lower() for o in item.get("other_objects", []))]
+        draw = rng.random()
+        obj = None
+        if is_negp and draw < p["negp_accuracy"]:
+            forms = [str(a) for a in request.meta.get("acceptable_answers") or references]
+            text, kind = rng.choice(forms), "negp"
+        elif is_negp:
+            weights = [p["style_weights"][k] for k in KINDS]
+            kind_drawn = rng.choices(KINDS, weights=weights)[0] if sum(weights) else "ood"
+            picked = self._pick_hallucination(kind_drawn, gt, [], gt, present, rng)
+            obj = picked[0] if picked else rng.choice(OOD_POOL)
+            text, kind = self._nope_form(qtype, obj, rng), "hallucination"
+        elif draw < p["vqa_error_rate"]:
+            wrong = [o for o in present if o not in references]
+            obj = rng.choice(wrong) if wrong else rng.choice([o for o in OOD_POOL if o not in gt])
+            text, kind = self._nope_form(qtype, obj, rng), "wrong"
+        else:
+            text, kind = references[0], "reference"
+        meta = {
+            "is_negp": is_negp,
+            "answer": text,
+            "correct": kind in ("negp", "reference"),
+            "kind": kind,
+            "object": obj,
+        }
+        return text, meta
+
+    @staticmethod
+    def _nope_form(question_type: str, obj: str, rng: random.Random) -> str:
+        """A short answer of the question type's form that names (or describes) ``obj``."""
+        if question_type == "color":
+            return rng.choice(COLOR_POOL)
+        if question_type == "counting":
+            return str(rng.randint(1, 5))
+        if question_type == "person":
+            return rng.choice(PERSON_POOL)
+        if question_type == "location":
+            return f"{rng.choice(RELATION_POOL)} the {obj}"
+        return obj
 
     def _judge(
         self, item: Mapping[str, Any], prompt: str, task: str, rng: random.Random

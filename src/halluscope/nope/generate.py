@@ -23,6 +23,19 @@ turns plus rule-based checks gives 92%. The steps, per (caption, object-scene re
 Every LLM call goes through :meth:`ResponseCache.resolve` with :data:`TEMPLATE_VERSION`, so reruns
 are free and a killed run resumes. Every output record keeps ``relevance`` and
 ``question_type``.
+
+Two options for small LLMs (the paper used ChatGPT; SmolLM2-135M mostly repeats the caption or
+the labels, so nearly every listed object is rejected):
+
+* ``prompt="fewshot"``: the listing turn is preceded by one worked example per relevance level
+  (:data:`FEWSHOT_EXAMPLES`, the paper's own Table 5 caption; the "closely related" answer is the
+  paper's). Objects copied from the example answer are rejected as ``example_copy``. The paper's
+  zero-shot prompt (``"paper"``) stays the default for capable LLMs.
+* ``fallback_objects`` + ``min_questions``: when fewer than ``min_questions`` questions of an
+  (image, relevance) survive, hand-written candidate objects are validated by the *same* checks
+  (:func:`validate_objects`) and turned into Table 6 reference questions, unparaphrased, marked
+  ``source: "fallback"`` (LLM questions are ``source: "llm"``). The counts of every step are in
+  :attr:`GenerationResult.stats`, so a reader sees how much of a question set the LLM made.
 """
 
 from __future__ import annotations
@@ -30,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,6 +54,9 @@ from halluscope.models.cache import ResponseCache
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "DEFAULT_PARAMS",
+    "DRIFT_REASONS",
+    "FEWSHOT_EXAMPLES",
+    "PROMPTS",
     "QUESTION_TEMPLATES",
     "RELEVANCE_DESCRIPTORS",
     "TEMPLATE_VERSION",
@@ -52,17 +68,21 @@ __all__ = [
     "check_paraphrase",
     "choose_template",
     "content_similarity",
+    "fallback_candidates",
     "generate_nope",
     "item_labels",
+    "listing_messages",
     "listing_prompt",
     "listing_request",
     "load_nlp",
     "parse_object_list",
     "parse_questions",
+    "present_keys",
     "reference_questions",
     "rewriting_prompt",
     "rewriting_request",
     "validate_objects",
+    "validation_labels",
 ]
 
 TEMPLATE_VERSION = "nope-ltr-1"
@@ -212,6 +232,60 @@ def rewriting_prompt(questions: Sequence[str]) -> str:
     )
 
 
+PROMPTS = ("paper", "fewshot")
+"""Listing prompt variants: the paper's zero-shot template, or it after one worked example."""
+
+FEWSHOT_CAPTION = "In this picture we can see some food products in the glass jars."
+"""The caption of the paper's Table 5 example (its labels: "Vegetable")."""
+
+# fmt: off
+FEWSHOT_EXAMPLES: dict[str, tuple[str, ...]] = {
+    # The paper's Table 5 response (first ten), then five more of ours.
+    "closely_related": (
+        "spices", "canned fruits", "nuts", "sugar", "coffee beans", "honey", "pasta",
+        "chocolates", "tea leaves", "jams and preserves", "flour", "rice", "olive oil",
+        "dried herbs", "cereal",
+    ),
+    "loosely_related": (
+        "kitchen shelf", "cookbook", "apron", "refrigerator", "shopping bag", "oven mitt",
+        "recipe card", "kettle", "napkin", "dish towel", "measuring cup", "cutting board",
+        "grocery receipt", "pantry door", "wooden spoon",
+    ),
+    "unrelated": (
+        "bicycle", "surfboard", "tractor", "violin", "snowman", "helicopter", "hammer",
+        "tennis racket", "lighthouse", "giraffe", "parachute", "anchor", "skateboard", "tent",
+        "traffic cone",
+    ),
+}
+# fmt: on
+"""The answers of the few-shot example, per relevance (the first ``n_objects`` are shown)."""
+
+
+def listing_messages(
+    caption: str,
+    labels: Sequence[str],
+    relevance: str,
+    n_objects: int = 10,
+    prompt: str = "paper",
+) -> tuple[dict[str, str], ...]:
+    """The chat turns of step 1: the listing prompt, after the worked example for ``fewshot``.
+
+    The example comes first so that every request of one relevance level shares it as a prefix
+    (llama.cpp then reuses its evaluated tokens).
+    """
+    if prompt not in PROMPTS:
+        raise ValueError(f"unknown NOPE prompt {prompt!r}; expected one of {', '.join(PROMPTS)}")
+    turns: list[dict[str, str]] = []
+    if prompt == "fewshot":
+        example = FEWSHOT_EXAMPLES[relevance][:n_objects]
+        question = listing_prompt(FEWSHOT_CAPTION, ["Vegetable"], relevance, n_objects)
+        turns.append({"role": "user", "content": question})
+        answer = "\n".join(f"{k}. {name}" for k, name in enumerate(example, start=1))
+        turns.append({"role": "assistant", "content": answer})
+    turns.append({"role": "user", "content": listing_prompt(caption, labels, relevance, n_objects)})
+    return tuple(turns)
+
+
 def _request_id(kind: str, image_id: Any, relevance: str) -> str:
     return f"nope-{kind}/{image_id}/{relevance}"
 
@@ -223,13 +297,12 @@ def listing_request(
     relevance: str,
     n_objects: int = 10,
     params: Mapping[str, Any] | None = None,
+    prompt: str = "paper",
 ) -> Request:
     """A text-only chat request for step 1 (no image: NOPE lists objects from the caption)."""
     return Request(
         request_id=_request_id("list", image_id, relevance),
-        messages=(
-            {"role": "user", "content": listing_prompt(caption, labels, relevance, n_objects)},
-        ),
+        messages=listing_messages(caption, labels, relevance, n_objects, prompt),
         params=dict(DEFAULT_PARAMS if params is None else params),
         task="chat",
         meta={"image_id": image_id, "relevance": relevance, "step": "list"},
@@ -269,6 +342,9 @@ _DESCRIPTION = re.compile(r"\s*(?::|\s[-\u2013\u2014]\s).*$")
 _LEADING_ARTICLE = re.compile(r"^(?:(?:and|but|or|also|plus|a|an|the|some)\s+)+", re.IGNORECASE)
 
 
+_NOT_OBJECTS = frozenset({"and", "or", "etc", "other", "others", "more", "some", "none", "nothing"})
+"""Entries that are list filler, not object names."""
+
 _SENTENCE_WORDS = frozenset({"is", "are", "was", "were", "be", "been", "not", "i", "you", "it"})
 """Words that mark an entry as a sentence ("The sandcastle is not a person"), not an object."""
 
@@ -298,10 +374,11 @@ def parse_object_list(text: str, limit: int | None = None) -> list[str]:
     """Object names from an LLM answer, in order, de-duplicated, at most ``limit``.
 
     Accepts "1. Spices, 2. Canned fruits, ..." on one line (the paper's example), one item per
-    line (numbered or bulleted) and plain comma-separated lists. Descriptions after ":" or " - ",
-    parentheses, markdown and leading articles are removed; entries with more than
-    :data:`MAX_OBJECT_WORDS` words, without a letter, or with a sentence word ("is", "not"...)
-    are dropped; a preamble ("Sure! Here are...:") is ignored when the list is numbered.
+    line (numbered or bulleted) and plain comma-separated lists (also on a line of their own).
+    Descriptions after ":" or " - ", parentheses, markdown and leading articles are removed;
+    entries with more than :data:`MAX_OBJECT_WORDS` words, without a letter, list filler
+    ("etc", "others") or with a sentence word ("is", "not"...) are dropped; a preamble
+    ("Sure! Here are...:") is ignored when the list is numbered.
     """
     numbered = _numbered_items(text)
     if numbered:
@@ -311,7 +388,13 @@ def parse_object_list(text: str, limit: int | None = None) -> list[str]:
         if len(lines) > 1 and sum(bool(_BULLET.match(line)) for line in lines) > 0:
             raw = [_BULLET.sub("", line) for line in lines if _BULLET.match(line)]
         elif len(lines) > 1:
-            raw = [line for line in lines if not line.rstrip().endswith(":")]
+            # one object per line, or a comma list under a preamble ("... are:\n\nA, b, c")
+            raw = [
+                part
+                for line in lines
+                if not line.rstrip().endswith(":")
+                for part in (line.split(",") if "," in line else [line])
+            ]
         else:
             line = lines[0] if lines else ""
             line = line.split(":", 1)[1] if ":" in line else line
@@ -322,6 +405,7 @@ def parse_object_list(text: str, limit: int | None = None) -> list[str]:
         words = name.split()
         if (
             not re.search(r"[a-z]", name)
+            or name in _NOT_OBJECTS
             or len(words) > MAX_OBJECT_WORDS
             or _SENTENCE_WORDS.intersection(words)
         ):
@@ -379,8 +463,12 @@ _NOUN_POS = frozenset({"NOUN", "PROPN"})
 
 
 def _word_keys(token: Any) -> set[str]:
-    """A token's comparable forms: its lower-case text and its lower-case lemma."""
-    return {token.text.lower(), token.lemma_.lower()}
+    """A token's comparable forms: its lower-case text, lemma and rule-based singular (spaCy
+    lemmatises an isolated "leaves" as the verb "leave"; the singular "leaf" matches a label)."""
+    from halluscope.objects.normalize import singularize
+
+    text = token.text.lower()
+    return {text, token.lemma_.lower(), singularize(text)}
 
 
 _GENERIC_HEADS = frozenset(
@@ -417,28 +505,8 @@ def _phrase(doc: Any) -> str:
     return " ".join(t.lemma_.lower() for t in doc if t.is_alpha)
 
 
-@dataclass(frozen=True)
-class ObjectCheck:
-    """Validation of one listed object: ``reason`` is ``None`` for a valid object."""
-
-    name: str
-    valid: bool
-    reason: str | None
-
-
-def validate_objects(
-    objects: Sequence[str], caption: str, labels: Sequence[str], nlp: NLP | None = None
-) -> list[ObjectCheck]:
-    """Reject listed objects that the caption or the labels already mention (Appendix C).
-
-    Present objects = lemmatised noun tokens of the caption + the labels (their head nouns and
-    whole lemmatised phrases). An object is rejected as ``in_labels`` when a head noun or its whole
-    phrase matches a label, as ``in_caption`` when a head noun is a caption noun, as
-    ``duplicate`` when an earlier object has the same lemmatised phrase. Heads: the last word of
-    each conjunct, plus the modifiers of a generic head ("food items" is rejected when the
-    caption says "food"; "coffee beans" is kept when it only says "coffee").
-    """
-    nlp = nlp or load_nlp()
+def _present(caption: str, labels: Sequence[str], nlp: NLP) -> tuple[set[str], set[str], set[str]]:
+    """(caption noun keys, label head keys, label phrases): what the image is known to show."""
     caption_nouns: set[str] = set()
     for token in nlp(caption):
         if token.pos_ in _NOUN_POS and token.is_alpha:
@@ -450,6 +518,56 @@ def validate_objects(
         label_phrases.add(_phrase(doc))
         for head in _heads(doc):
             label_heads |= _word_keys(head)
+    return caption_nouns, label_heads, label_phrases
+
+
+_PLACE_WORDS = frozenset(
+    {"front", "back", "left", "right", "top", "bottom", "side", "middle", "center", "centre",
+     "background", "foreground", "edge", "corner", "base", "close", "closeup"}
+)  # fmt: skip
+"""Nouns of place ("in front of", "at the base") that a caption may use and a paraphrase of a
+relation question may repeat without naming an object."""
+
+
+def present_keys(caption: str, labels: Sequence[str], nlp: NLP | None = None) -> frozenset[str]:
+    """Comparable forms of every present object word (caption nouns, label head nouns), without
+    the generic picture words ("image", "photo"...) and nouns of place ("front", "left"...): the
+    ``present`` of :func:`check_paraphrase`."""
+    caption_nouns, label_heads, _ = _present(caption, labels, nlp or load_nlp())
+    return frozenset((caption_nouns | label_heads) - _GENERIC_WORDS - _PLACE_WORDS)
+
+
+@dataclass(frozen=True)
+class ObjectCheck:
+    """Validation of one listed object: ``reason`` is ``None`` for a valid object."""
+
+    name: str
+    valid: bool
+    reason: str | None
+
+
+def validate_objects(
+    objects: Sequence[str],
+    caption: str,
+    labels: Sequence[str],
+    nlp: NLP | None = None,
+    *,
+    examples: Sequence[str] = (),
+) -> list[ObjectCheck]:
+    """Reject listed objects that the caption or the labels already mention (Appendix C).
+
+    Present objects = lemmatised noun tokens of the caption + the labels (their head nouns and
+    whole lemmatised phrases). An object is rejected as ``in_labels`` when a head noun or its whole
+    phrase matches a label, as ``in_caption`` when a head noun is a caption noun, as
+    ``duplicate`` when an earlier object has the same lemmatised phrase. Heads: the last word of
+    each conjunct, plus the modifiers of a generic head ("food items" is rejected when the
+    caption says "food"; "coffee beans" is kept when it only says "coffee"). With ``examples``
+    (the few-shot example's answer), an object whose whole phrase is one of them is rejected as
+    ``example_copy``: a copied example says nothing about this caption.
+    """
+    nlp = nlp or load_nlp()
+    example_phrases = {_phrase(nlp(str(e).lower())) for e in examples}
+    caption_nouns, label_heads, label_phrases = _present(caption, labels, nlp)
     checks: list[ObjectCheck] = []
     seen: set[str] = set()
     for name in objects:
@@ -466,6 +584,8 @@ def validate_objects(
             reason = "in_labels"
         elif head_keys & caption_nouns:
             reason = "in_caption"
+        elif phrase in example_phrases:
+            reason = "example_copy"
         else:
             reason = None
         seen.add(phrase)
@@ -507,6 +627,8 @@ _TYPE_CUES: dict[str, tuple[str, ...]] = {
 }
 # fmt: on
 """Words (lemmas or phrases) that keep a question of each type answerable by its NegP answer."""
+
+_CUE_WORDS = frozenset(c for cues in _TYPE_CUES.values() for c in cues if " " not in c)
 
 _RELATION_GROUPS: dict[str, tuple[str, ...]] = {
     "above": ("above", "over", "atop", "top"),
@@ -580,6 +702,7 @@ def check_paraphrase(
     nlp: NLP | None = None,
     similarity: Callable[[str, str], float] | None = None,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    present: Collection[str] = (),
 ) -> DriftCheck:
     """Reject a rewritten question that drifts from (contradicts) its reference question.
 
@@ -594,6 +717,10 @@ def check_paraphrase(
     * ``relation_changed``: the opposite spatial relation (left/right, above/under) replaces the
       reference's one (the paper's own example turns "on the left of the honey" into "on the right
       side of the honey");
+    * ``present_object_added``: with ``present`` (:func:`present_keys` of the caption and
+      labels), a noun of the paraphrase names a present object that the reference question does
+      not ("What is the color of the American flag?" for an image with a flag): the answer
+      would no longer be a NegP. Question words ("person", "individual", "item") do not count;
     * ``low_similarity``: ``similarity(reference, paraphrase)`` (default
       :func:`content_similarity`) below ``min_similarity``.
     """
@@ -619,6 +746,14 @@ def check_paraphrase(
         flipped = _has_cue(_RELATION_GROUPS[_OPPOSITE[relation]], keys, lowered)
         if flipped and not kept:
             return DriftCheck(False, "relation_changed")
+    if present:
+        # question words ("person" for who, "item" for what) are not objects of the scene
+        allowed = _keys(nlp(reference_question)) | _CUE_WORDS | _GENERIC_HEADS
+        for token in doc:
+            if token.is_alpha and token.pos_ in _NOUN_POS:
+                word = _word_keys(token)
+                if word & set(present) and not word & allowed:
+                    return DriftCheck(False, "present_object_added")
     if similarity is None:
         score = content_similarity(reference_question, text, nlp)
     else:
@@ -635,12 +770,19 @@ def check_paraphrase(
 
 def item_labels(item: Mapping[str, Any]) -> list[str]:
     """An item's object labels: ``labels`` if given, else ``gt_objects`` + ``other_objects``
-    (the halluscope ``items.jsonl`` fields)."""
+    (the halluscope ``items.jsonl`` fields). They are shown to the LLM ("avoid these objects")."""
     if item.get("labels") is not None:
         return [str(label) for label in item["labels"]]
     return [
         str(x) for x in list(item.get("gt_objects") or []) + list(item.get("other_objects") or [])
     ]
+
+
+def validation_labels(item: Mapping[str, Any]) -> list[str]:
+    """:func:`item_labels` plus the item's ``avoid`` names: more names of present objects (e.g.
+    MSCOCO synonyms, "bike" for a bicycle) that count as present in validation only, so that
+    they do not lengthen the prompt."""
+    return item_labels(item) + [str(x) for x in item.get("avoid") or []]
 
 
 def reference_questions(objects: Sequence[str], *key: Any) -> list[TemplateChoice]:
@@ -650,8 +792,9 @@ def reference_questions(objects: Sequence[str], *key: Any) -> list[TemplateChoic
 
 @dataclass
 class GenerationResult:
-    """``questions``: one record per valid listed object (kept or rejected by the drift check);
-    ``objects``: every listed object with its validation; ``stats``: counts per outcome."""
+    """``questions``: one record per valid listed object (kept or rejected by the drift check)
+    and per fallback question; ``objects``: every listed object with its validation;
+    ``stats``: counts per outcome."""
 
     questions: list[dict[str, Any]] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
@@ -663,8 +806,67 @@ class GenerationResult:
         return [q for q in self.questions if q["valid"]]
 
 
+DRIFT_REASONS = (
+    "not_a_question",
+    "object_missing",
+    "question_type_changed",
+    "relation_changed",
+    "present_object_added",
+    "low_similarity",
+)
+"""Reasons of :func:`check_paraphrase` that mean the paraphrase drifted from its reference."""
+
+
 def _failed(response: Response) -> bool:
     return bool(response.meta.get("error")) or not isinstance(response.text, str)
+
+
+def _count(bucket: dict[str, int], key: str) -> None:
+    bucket[key] = bucket.get(key, 0) + 1
+
+
+def _question_record(
+    item: Mapping[str, Any],
+    relevance: str,
+    question_id: str,
+    obj: str,
+    choice: TemplateChoice,
+    question: str | None,
+    check: DriftCheck,
+    source: str,
+) -> dict[str, Any]:
+    return {
+        "question_id": question_id,
+        "image_id": item["image_id"],
+        "caption": item["caption"],
+        "object": obj,
+        "relevance": relevance,
+        "question_type": choice.question_type,
+        "template_id": choice.template_id,
+        "reference_question": choice.reference_question,
+        "question": question,
+        "reference": choice.reference,
+        "acceptable_answers": list(choice.acceptable_answers),
+        "is_negp": True,
+        "paraphrased": question is not None
+        and " ".join(question.lower().split())
+        != " ".join(choice.reference_question.lower().split()),
+        "source": source,
+        "valid": check.valid,
+        "reject_reason": check.reason,
+        "similarity": check.similarity,
+    }
+
+
+def fallback_candidates(
+    fallback_objects: Mapping[str, Any] | None, relevance: str, image_id: Any
+) -> list[str]:
+    """Candidates for one (image, relevance): the image's own list, then the ``default`` list.
+
+    ``fallback_objects`` maps relevance -> {image id or ``"default"`` -> [object, ...]}.
+    """
+    table = (fallback_objects or {}).get(relevance) or {}
+    return [str(o) for o in (*table.get(str(image_id), ()), *table.get("default", ()))]
 
 
 def generate_nope(
@@ -681,127 +883,225 @@ def generate_nope(
     similarity: Callable[[str, str], float] | None = None,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     batch_size: int = 8,
+    prompt: str = "paper",
+    fallback_objects: Mapping[str, Any] | None = None,
+    min_questions: int = 0,
 ) -> GenerationResult:
     """Run list-then-rewrite over ``items`` (``image_id``, ``caption``, labels; see
-    :func:`item_labels`) for each relevance level. Deterministic given the cached answers.
+    :func:`item_labels` and :func:`validation_labels`) for each relevance level. Deterministic
+    given the cached answers.
 
-    Question records: ``question_id`` (``{image_id}/{relevance}/{k}``), ``image_id``,
-    ``caption``, ``object``, ``relevance``, ``question_type``, ``template_id``,
-    ``reference_question``, ``question`` (the paraphrase, or ``None``), ``paraphrased`` (false
-    when the LLM returned the reference question unchanged: kept, since it does not drift, but
-    it adds no lexical variety), ``reference`` (the NegP answer, seeded pick among
-    ``acceptable_answers``), ``is_negp`` (always true), ``valid``, ``reject_reason``,
+    Requests go relevance by relevance (so a few-shot example is a shared prompt prefix), in
+    batches of ``batch_size`` (image, relevance) jobs: their listings, then their rewrites.
+    ``batch_size=1`` sends each rewrite right after its own listing, whose evaluated tokens a
+    llama.cpp backend then reuses; larger batches suit concurrent servers. Records come out in
+    item order, then relevance order, whatever the request order.
+
+    Question records: ``question_id`` (``{image_id}/{relevance}/{k}``, fallback questions
+    ``.../f{k}``), ``image_id``, ``caption``, ``object``, ``relevance``, ``question_type``,
+    ``template_id``, ``reference_question``, ``question`` (the paraphrase, or ``None``; for a
+    fallback question the reference question itself), ``paraphrased`` (false when the LLM
+    returned the reference question unchanged: kept, since it does not drift, but it adds no
+    lexical variety), ``reference`` (the NegP answer, seeded pick among ``acceptable_answers``),
+    ``is_negp`` (always true), ``source`` (``llm`` | ``fallback``), ``valid``, ``reject_reason``,
     ``similarity``.
+
+    ``fallback_objects`` / ``min_questions``: see the module docstring and
+    :func:`fallback_candidates`; fallback questions are only added while an (image, relevance)
+    has fewer than ``min_questions`` valid questions.
     """
     for relevance in relevances:
         if relevance not in RELEVANCE_DESCRIPTORS:
             raise ValueError(
                 f"unknown relevance {relevance!r}; expected {', '.join(RELEVANCE_DESCRIPTORS)}"
             )
+    if prompt not in PROMPTS:
+        raise ValueError(f"unknown NOPE prompt {prompt!r}; expected one of {', '.join(PROMPTS)}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     nlp = nlp or load_nlp()
-    result = GenerationResult()
     stats: dict[str, Any] = {
+        "prompt": prompt,
         "listing_requests": 0,
         "listing_failed": 0,
+        "listing_truncated": 0,
         "objects_listed": 0,
+        "objects_valid": 0,
         "objects_rejected": {},
+        "rewrite_requests": 0,
         "rewrite_failed": 0,
         "questions": 0,
         "questions_valid": 0,
         "questions_rejected": {},
+        "paraphrases_returned": 0,
+        "paraphrased": 0,
+        "unchanged": 0,
+        "drifted": 0,
+        "fallback": {"jobs": 0, "candidates": 0, "rejected": {}, "questions": 0},
     }
-    jobs: list[tuple[Mapping[str, Any], str, list[str], Request]] = []
+    jobs: list[tuple[int, int, Mapping[str, Any], str, Request]] = []
     for item in items:
         if "image_id" not in item or not isinstance(item.get("caption"), str):
             raise ValueError(f"NOPE item {item!r}: needs an 'image_id' and a 'caption' string")
-        labels = item_labels(item)
-        for relevance in relevances:
+    for rel_index, relevance in enumerate(relevances):
+        for item_index, item in enumerate(items):
             request = listing_request(
-                item["image_id"], item["caption"], labels, relevance, n_objects, params
+                item["image_id"],
+                item["caption"],
+                item_labels(item),
+                relevance,
+                n_objects,
+                params,
+                prompt,
             )
-            jobs.append((item, relevance, labels, request))
+            jobs.append((item_index, rel_index, item, relevance, request))
     stats["listing_requests"] = len(jobs)
-    listings = cache.resolve(backend, [j[3] for j in jobs], template_version, batch_size)
+    per_job: dict[tuple[int, int], dict[str, Any]] = {}
 
-    rewrites: list[tuple[Mapping[str, Any], str, list[str], list[TemplateChoice], Request]] = []
-    for (item, relevance, labels, request), answer in zip(jobs, listings, strict=True):
-        if _failed(answer):
-            stats["listing_failed"] += 1
-            continue
-        listed = parse_object_list(answer.text, limit=n_objects)
-        checks = validate_objects(listed, item["caption"], labels, nlp)
-        for check in checks:
-            result.objects.append(
-                {
-                    "image_id": item["image_id"],
-                    "relevance": relevance,
-                    "object": check.name,
-                    "valid": check.valid,
-                    "reject_reason": check.reason,
-                }
-            )
-            if not check.valid:
-                bucket = stats["objects_rejected"]
-                bucket[check.reason] = bucket.get(check.reason, 0) + 1
-        stats["objects_listed"] += len(checks)
-        valid = [c.name for c in checks if c.valid]
-        if not valid:
-            continue
-        choices = reference_questions(valid, seed, item["image_id"], relevance)
-        rewrite = rewriting_request(request, answer.text, [c.reference_question for c in choices])
-        rewrites.append((item, relevance, valid, choices, rewrite))
-
-    answers = cache.resolve(backend, [r[4] for r in rewrites], template_version, batch_size)
-    for (item, relevance, objects, choices, _), answer in zip(rewrites, answers, strict=True):
-        failed = _failed(answer)
-        stats["rewrite_failed"] += int(failed)
-        paraphrases = (
-            [None] * len(choices) if failed else parse_questions(answer.text, len(choices))
-        )
-        for index, (obj, choice, paraphrase) in enumerate(
-            zip(objects, choices, paraphrases, strict=True)
+    for start in range(0, len(jobs), batch_size):
+        chunk = jobs[start : start + batch_size]
+        listings = cache.resolve(backend, [j[4] for j in chunk], template_version, batch_size)
+        rewrites: list[tuple[tuple[int, int], list[str], list[TemplateChoice], Request]] = []
+        for (item_index, rel_index, item, relevance, request), answer in zip(
+            chunk, listings, strict=True
         ):
-            check = (
-                DriftCheck(False, "rewrite_failed")
-                if failed
-                else check_paraphrase(
-                    paraphrase,
-                    choice.reference_question,
-                    obj,
-                    choice.question_type,
-                    choice.relation,
-                    nlp=nlp,
-                    similarity=similarity,
-                    min_similarity=min_similarity,
+            key = (item_index, rel_index)
+            found: dict[str, Any] = {"objects": [], "questions": [], "listed": []}
+            per_job[key] = found
+            if _failed(answer):
+                stats["listing_failed"] += 1
+                continue
+            listed = parse_object_list(answer.text)
+            if answer.meta.get("finish_reason") == "length" and listed:
+                listed = listed[:-1]  # the reply was cut off, so was its last entry
+                stats["listing_truncated"] += 1
+            listed = listed[:n_objects]
+            examples = FEWSHOT_EXAMPLES[relevance][:n_objects] if prompt == "fewshot" else ()
+            checks = validate_objects(
+                listed, item["caption"], validation_labels(item), nlp, examples=examples
+            )
+            found["listed"] = listed
+            for check in checks:
+                found["objects"].append(
+                    {
+                        "image_id": item["image_id"],
+                        "relevance": relevance,
+                        "object": check.name,
+                        "valid": check.valid,
+                        "reject_reason": check.reason,
+                    }
                 )
+                if not check.valid:
+                    _count(stats["objects_rejected"], str(check.reason))
+            stats["objects_listed"] += len(checks)
+            valid = [c.name for c in checks if c.valid]
+            stats["objects_valid"] += len(valid)
+            if not valid:
+                continue
+            choices = reference_questions(valid, seed, item["image_id"], relevance)
+            rewrite = rewriting_request(
+                request, answer.text, [c.reference_question for c in choices]
             )
-            result.questions.append(
-                {
-                    "question_id": f"{item['image_id']}/{relevance}/{index}",
-                    "image_id": item["image_id"],
-                    "caption": item["caption"],
-                    "object": obj,
-                    "relevance": relevance,
-                    "question_type": choice.question_type,
-                    "template_id": choice.template_id,
-                    "reference_question": choice.reference_question,
-                    "question": paraphrase,
-                    "reference": choice.reference,
-                    "acceptable_answers": list(choice.acceptable_answers),
-                    "is_negp": True,
-                    "paraphrased": paraphrase is not None
-                    and " ".join(paraphrase.lower().split())
-                    != " ".join(choice.reference_question.lower().split()),
-                    "valid": check.valid,
-                    "reject_reason": check.reason,
-                    "similarity": check.similarity,
-                }
+            rewrites.append((key, valid, choices, rewrite))
+        stats["rewrite_requests"] += len(rewrites)
+        answers = cache.resolve(backend, [r[3] for r in rewrites], template_version, batch_size)
+        for (key, objects, choices, _), answer in zip(rewrites, answers, strict=True):
+            item, relevance = items[key[0]], relevances[key[1]]
+            failed = _failed(answer)
+            stats["rewrite_failed"] += int(failed)
+            present = present_keys(item["caption"], validation_labels(item), nlp)
+            paraphrases = (
+                [None] * len(choices) if failed else parse_questions(answer.text, len(choices))
             )
-            stats["questions"] += 1
-            if check.valid:
-                stats["questions_valid"] += 1
-            else:
-                bucket = stats["questions_rejected"]
-                bucket[check.reason] = bucket.get(check.reason, 0) + 1
+            for index, (obj, choice, paraphrase) in enumerate(
+                zip(objects, choices, paraphrases, strict=True)
+            ):
+                check = (
+                    DriftCheck(False, "rewrite_failed")
+                    if failed
+                    else check_paraphrase(
+                        paraphrase,
+                        choice.reference_question,
+                        obj,
+                        choice.question_type,
+                        choice.relation,
+                        nlp=nlp,
+                        similarity=similarity,
+                        min_similarity=min_similarity,
+                        present=present,
+                    )
+                )
+                record = _question_record(
+                    item,
+                    relevance,
+                    f"{item['image_id']}/{relevance}/{index}",
+                    obj,
+                    choice,
+                    paraphrase,
+                    check,
+                    "llm",
+                )
+                per_job[key]["questions"].append(record)
+                stats["questions"] += 1
+                stats["paraphrases_returned"] += int(paraphrase is not None)
+                if check.valid:
+                    stats["questions_valid"] += 1
+                    stats["paraphrased" if record["paraphrased"] else "unchanged"] += 1
+                else:
+                    _count(stats["questions_rejected"], str(check.reason))
+                    stats["drifted"] += int(check.reason in DRIFT_REASONS)
+
+    fallback = stats["fallback"]
+    for rel_index, relevance in enumerate(relevances):
+        for item_index, item in enumerate(items):
+            found = per_job[(item_index, rel_index)]
+            missing = min_questions - sum(q["valid"] for q in found["questions"])
+            candidates = fallback_candidates(fallback_objects, relevance, item["image_id"])
+            if missing <= 0 or not candidates:
+                continue
+            fallback["jobs"] += 1
+            listed = found["listed"]
+            checks = validate_objects(
+                [*listed, *candidates], item["caption"], validation_labels(item), nlp
+            )[len(listed) :]
+            added = 0
+            for check in checks:
+                if added >= missing:
+                    break
+                fallback["candidates"] += 1
+                if not check.valid:
+                    _count(fallback["rejected"], str(check.reason))
+                    continue
+                choice = choose_template(check.name, seed, item["image_id"], relevance)
+                found["questions"].append(
+                    _question_record(
+                        item,
+                        relevance,
+                        f"{item['image_id']}/{relevance}/f{added}",
+                        check.name,
+                        choice,
+                        choice.reference_question,
+                        DriftCheck(True, None),
+                        "fallback",
+                    )
+                )
+                fallback["questions"] += 1
+                added += 1
+
+    result = GenerationResult()
+    by_relevance: dict[str, dict[str, int]] = {r: {"llm": 0, "fallback": 0} for r in relevances}
+    for item_index in range(len(items)):
+        for rel_index, relevance in enumerate(relevances):
+            found = per_job[(item_index, rel_index)]
+            result.objects.extend(found["objects"])
+            result.questions.extend(found["questions"])
+            for q in found["questions"]:
+                by_relevance[relevance][q["source"]] += int(q["valid"])
+    stats["final"] = {
+        "questions": sum(q["valid"] for q in result.questions),
+        "llm": sum(q["valid"] and q["source"] == "llm" for q in result.questions),
+        "fallback": sum(q["source"] == "fallback" for q in result.questions),
+        "by_relevance": by_relevance,
+    }
     result.stats = stats
     return result

@@ -65,9 +65,7 @@ class LexiconMatcher:
             best: tuple[str, int] | None = None
             for entry, forms in entries:  # longest first
                 size = len(forms)
-                if i + size <= n and all(
-                    forms[k] & _forms(texts[i + k]) for k in range(1, size)
-                ):
+                if i + size <= n and all(forms[k] & _forms(texts[i + k]) for k in range(1, size)):
                     best = (entry, size)
                     break
             if best is None:

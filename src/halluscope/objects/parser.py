@@ -101,9 +101,16 @@ _ENDING_QUOTES = (
 _CONTRACTIONS = tuple(
     re.compile(p)
     for p in (
-        r"(?i)\b(can)(not)\b", r"(?i)\b(d)('ye)\b", r"(?i)\b(gim)(me)\b", r"(?i)\b(gon)(na)\b",
-        r"(?i)\b(got)(ta)\b", r"(?i)\b(lem)(me)\b", r"(?i)\b(more)('n)\b",
-        r"(?i)\b(wan)(na)(?=\s)", r"(?i) ('t)(is)\b", r"(?i) ('t)(was)\b",
+        r"(?i)\b(can)(not)\b",
+        r"(?i)\b(d)('ye)\b",
+        r"(?i)\b(gim)(me)\b",
+        r"(?i)\b(gon)(na)\b",
+        r"(?i)\b(got)(ta)\b",
+        r"(?i)\b(lem)(me)\b",
+        r"(?i)\b(more)('n)\b",
+        r"(?i)\b(wan)(na)(?=\s)",
+        r"(?i) ('t)(is)\b",
+        r"(?i) ('t)(was)\b",
     )
 )
 # Characters that can make the Treebank rules split a chunk; chunks without any are one token.
@@ -351,7 +358,8 @@ class ObjectParser:
         chunk_words = [get(c) for c in parts]
         last = len(parts) - 1
         todo = [
-            i for i, (c, w) in enumerate(zip(parts, chunk_words, strict=True))
+            i
+            for i, (c, w) in enumerate(zip(parts, chunk_words, strict=True))
             if w is None or c[-1] in _MAYBE_FINAL
         ]
         for i in todo:

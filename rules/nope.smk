@@ -1,0 +1,154 @@
+# NOPE: NegP questions by list-then-rewrite (LLM, sharded) -> answers per model -> accuracy,
+# METEOR, NegP accuracy; lexical diversity; the Table 3 layout, the breakdown table and the
+# per-question-type figure. Stage code: src/halluscope/stages/nope.py.
+from halluscope.stages.nope import check_config as nope_check_config
+from halluscope.stages.nope import generator_settings as nope_generator_settings
+
+nope_check_config(config)
+
+
+rule nope_generate:
+    """List-then-rewrite with the extractor LLM for one shard of the images, through the cache."""
+    input:
+        item_file="results/data/{dataset}/items.jsonl",
+        fallback=config["nope"]["fallback_objects"] or [],
+    output:
+        "results/nope/{dataset}/generated/shard{shard}.json",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        generator=lambda wc: json_arg(nope_generator_settings(config)),
+        shards=config["nope"]["shards"],
+        fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/generate.shard{shard}.log",
+    shell:
+        "halluscope stage-nope-generate --items {input.item_file} --generator {params.generator} "
+        "{params.fallback} --cache results/cache/responses --shard {wildcards.shard} "
+        "--shards {params.shards} --out {output} > {log} 2>&1"
+
+
+rule nope_questions:
+    """The benchmark questions: valid NegP questions of every shard + the other questions."""
+    input:
+        item_file="results/data/{dataset}/items.jsonl",
+        shards=lambda wc: nope_shard_files(wc.dataset),
+    output:
+        questions="results/nope/{dataset}/questions.jsonl",
+        report="results/nope/{dataset}/generation.json",
+    params:
+        generator=lambda wc: json_arg(nope_generator_settings(config)),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/questions.log",
+    shell:
+        "halluscope stage-nope-questions --items {input.item_file} --generator {params.generator} "
+        "--out-questions {output.questions} --out-report {output.report} {input.shards} "
+        "> {log} 2>&1"
+
+
+rule nope_answers:
+    """One model's short answers to every NOPE question, with the image, through the cache."""
+    input:
+        item_file="results/data/{dataset}/items.jsonl",
+        questions="results/nope/{dataset}/questions.jsonl",
+    output:
+        "results/nope/{dataset}/{model}/answers.jsonl",
+    params:
+        model=lambda wc: json_arg(config["models"][wc.model]),
+        generation=json_arg(
+            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
+        ),
+        template_version=config["generate"]["template_version"],
+        cache_mode=config["generate"]["cache_mode"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/{model}/answers.log",
+    shell:
+        "halluscope stage-nope-answers --items {input.item_file} --questions {input.questions} "
+        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
+        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
+
+
+rule nope_score:
+    """Accuracy, METEOR 1.5 (Java) and NegP accuracy by question type and relevance."""
+    input:
+        "results/nope/{dataset}/{model}/answers.jsonl",
+    output:
+        "results/nope/{dataset}/{model}/scores.json",
+    params:
+        meteor=json_arg(config["nope"]["meteor"]),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/{model}/score.log",
+    shell:
+        "halluscope stage-nope-score --answers {input} --meteor {params.meteor} --out {output} "
+        "> {log} 2>&1"
+
+
+rule nope_lexdiv:
+    """MATTR, MTLD and HD-D of the NegP and the other question sets."""
+    input:
+        "results/nope/{dataset}/questions.jsonl",
+    output:
+        "results/nope/{dataset}/lexdiv.json",
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/lexdiv.log",
+    shell:
+        "halluscope stage-nope-lexdiv --questions {input} --out {output} > {log} 2>&1"
+
+
+rule nope_table:
+    """NOPE Table 3 layout (models x NegP / other questions) and the breakdown table."""
+    input:
+        scores=lambda wc: nope_score_files(wc.dataset),
+        lexdiv="results/nope/{dataset}/lexdiv.json",
+        generation="results/nope/{dataset}/generation.json",
+    output:
+        table="results/report/{dataset}/nope_table.tex",
+        breakdown="results/report/{dataset}/nope_breakdown.tex",
+    params:
+        models=json_arg(MODELS),
+        decimals=config["tables"]["decimals"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/nope/{dataset}/table.log",
+    shell:
+        "halluscope stage-nope-table --models {params.models} --decimals {params.decimals} "
+        "--lexdiv {input.lexdiv} --generation {input.generation} --out-table {output.table} "
+        "--out-breakdown {output.breakdown} {input.scores} > {log} 2>&1"
+
+
+rule nope_figure:
+    """Accuracy per question type per model (NegP and other questions), PDF + PNG."""
+    input:
+        nope_score_files(),
+    output:
+        pdf="results/figures/nope_question_types.pdf",
+        png="results/figures/nope_question_types.png",
+    params:
+        models=json_arg(MODELS),
+        dpi=config["figures"]["dpi"],
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/figures/nope_question_types.log",
+    shell:
+        "halluscope stage-nope-figure --models {params.models} --dpi {params.dpi} "
+        "--out-stem results/figures/nope_question_types {input} > {log} 2>&1"
+
+
+rule nope_all:
+    """DVC stage target: every NOPE score file and the lexical diversity."""
+    input:
+        nope_score_files(),
+        expand("results/nope/{dataset}/lexdiv.json", dataset=DATASET) if config["nope"]["enabled"] else [],

@@ -1,0 +1,170 @@
+"""Stage entry points of the NOPE rules (``halluscope stage-nope-*``).
+
+Thin wrappers, as in :mod:`halluscope.commands.stages_benchmarks`: parse the arguments the rules
+pass (JSON for structured params, so Snakemake tracks them as ``params:``) and call
+:mod:`halluscope.stages.nope` and :mod:`halluscope.report.benchmarks`. Heavy imports happen
+inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from halluscope.commands.stages_benchmarks import FILES, I, J, P, S, _add, _by_model
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the NOPE stage subcommands."""
+    _add(
+        subparsers,
+        "stage-nope-generate",
+        "NOPE list-then-rewrite for one shard of the items",
+        _generate,
+        ("--items", P),
+        ("--generator", J),
+        ("--fallback", {"type": Path, "default": None}),
+        ("--cache", P),
+        ("--shard", I),
+        ("--shards", I),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-nope-questions",
+        "NOPE questions: merged shards + other questions",
+        _questions,
+        ("--items", P),
+        ("--generator", J),
+        ("--out-questions", P),
+        ("--out-report", P),
+        ("shards", FILES),
+    )
+    _add(
+        subparsers,
+        "stage-nope-answers",
+        "NOPE answers of one model",
+        _answers,
+        ("--items", P),
+        ("--questions", P),
+        ("--model-id", S),
+        ("--model", J),
+        ("--generation", J),
+        ("--template-version", S),
+        ("--cache-mode", S),
+        ("--cache", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-nope-score",
+        "NOPE accuracy, METEOR and NegP accuracy of one model",
+        _score,
+        ("--answers", P),
+        ("--meteor", {"type": json.loads, "required": True}),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-nope-lexdiv",
+        "MATTR, MTLD and HD-D of the NOPE question sets",
+        _lexdiv,
+        ("--questions", P),
+        ("--out", P),
+    )
+    _add(
+        subparsers,
+        "stage-nope-table",
+        "NOPE LaTeX tables (Table 3 layout and breakdown)",
+        _table,
+        ("--models", J),
+        ("--decimals", I),
+        ("--lexdiv", P),
+        ("--generation", P),
+        ("--out-table", P),
+        ("--out-breakdown", P),
+        ("scores", FILES),
+    )
+    _add(
+        subparsers,
+        "stage-nope-figure",
+        "NOPE accuracy per question type",
+        _figure,
+        ("--models", J),
+        ("--dpi", I),
+        ("--out-stem", P),
+        ("scores", FILES),
+    )
+
+
+def _generate(args: argparse.Namespace) -> None:
+    from halluscope.stages import nope
+
+    stats = nope.generate_shard(
+        args.items, args.generator, args.fallback, args.cache, args.shard, args.shards, args.out
+    )
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _questions(args: argparse.Namespace) -> None:
+    from halluscope.stages import nope
+
+    stats = nope.questions(
+        args.items, args.shards, args.generator, args.out_questions, args.out_report
+    )
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _answers(args: argparse.Namespace) -> None:
+    from halluscope.stages import nope
+
+    nope.answers(
+        args.items,
+        args.questions,
+        args.model_id,
+        args.model,
+        args.generation,
+        args.template_version,
+        args.cache,
+        args.cache_mode,
+        args.out,
+    )
+
+
+def _score(args: argparse.Namespace) -> None:
+    from halluscope.stages import nope
+
+    report = nope.score(args.answers, bool(args.meteor), args.out)
+    summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
+    print(json.dumps(summary, sort_keys=True), file=sys.stderr)
+
+
+def _lexdiv(args: argparse.Namespace) -> None:
+    from halluscope.stages import nope
+
+    nope.lexdiv(args.questions, args.out)
+
+
+def _table(args: argparse.Namespace) -> None:
+    from halluscope.io import atomic_write_text, read_json
+    from halluscope.report.benchmarks import nope_breakdown_latex, nope_table_latex
+    from halluscope.stages.nope import read_generation
+
+    scores = _by_model(args.scores, args.models)
+    lexdiv = read_json(args.lexdiv)
+    generation = read_generation(args.generation)
+    atomic_write_text(
+        args.out_table,
+        nope_table_latex(scores, args.models, args.decimals, lexdiv=lexdiv, generation=generation),
+    )
+    atomic_write_text(args.out_breakdown, nope_breakdown_latex(scores, args.models, args.decimals))
+
+
+def _figure(args: argparse.Namespace) -> None:
+    from halluscope.report.benchmarks import plot_nope_question_types
+
+    scores = _by_model(args.scores, args.models)
+    plot_nope_question_types(scores, args.models, args.out_stem, dpi=args.dpi)

@@ -1,0 +1,467 @@
+"""NOPE stages: questions (list-then-rewrite) -> answers per model -> scores, lexical diversity.
+
+The pipeline of NOPE (Lovenia et al., ``../shared/papers/nope.txt``) on any backend:
+
+1. ``questions``: NegP questions generated from each image's ``caption`` and labels (MSCOCO +
+   other objects of ``items.jsonl``) by list-then-rewrite (:func:`halluscope.nope.generate.
+   generate_nope`, §3.1 and Appendices A-C) with the extractor LLM, through the response cache.
+   The validation also treats the MSCOCO synonyms of the present classes ("bike" for a bicycle,
+   "astronaut" for a person) as present (``avoid``): NOPE's lemma check alone would accept them.
+   For small LLMs, ``prompt: fewshot`` and the fallback candidates (``fallback_objects``,
+   ``min_questions``) keep the question set usable; every record says where it came from
+   (``source``: ``llm`` | ``fallback``) and ``generation.json`` counts every step. The non-NegP
+   ("others") questions, whose answers are objects of the image, come from the annotated
+   relations (:func:`annotation_questions`, ``source: annotations``): the demo's stand-in for
+   the paper's nine existing VQA datasets.
+2. ``answers``: each model answers each question with the image, asked for a short answer
+   (:data:`ANSWER_PROMPT`, LLaVA-1.5's VQA suffix), through the cache. Simulated LVLMs answer
+   from the answer key in ``Request.meta`` (see ``models/sim.py``, task ``nope``).
+3. ``score``: exact-match accuracy, METEOR 1.5 and NegP accuracy, for NegP and other questions,
+   by question type and object-scene relevance (:func:`halluscope.metrics.nope.score_answers`).
+4. ``lexdiv``: MATTR, MTLD and HD-D of the question sets
+   (:mod:`halluscope.metrics.lexical_diversity`).
+
+Every record keeps ``relevance`` (``null`` for other questions), ``question_type`` and
+``is_negp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
+from halluscope.stages.data import load_items
+
+ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
+"""The answering prompt: the question plus LLaVA-1.5's short-answer VQA instruction, so that
+exact match and METEOR compare short answers as in VQA."""
+
+QUESTION_TYPES = ("color", "object", "location", "counting", "person")
+"""NOPE §6.2's question types, in the paper's order."""
+
+SPATIAL_RELATIONS = frozenset(
+    {"on", "in", "under", "below", "above", "behind", "in front of", "next to", "near", "beside"}
+)
+"""Relations that say where the subject is ("Where is the cup?" -> "on the saucer")."""
+
+QUESTION_FIELDS = (
+    "question_id",
+    "image_id",
+    "question",
+    "reference",
+    "acceptable_answers",
+    "is_negp",
+    "question_type",
+    "relevance",
+    "source",
+    "object",
+    "template_id",
+)
+"""The fields of a ``questions.jsonl`` record."""
+
+
+# ------------------------------------------------------------------------------ configuration
+
+
+def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The question generator's settings as one tracked ``params:`` value (rules/nope.smk)."""
+    nope = config["nope"]
+    model = nope["model"]
+    if model not in config["models"]:
+        raise ValueError(
+            f"params.yaml: nope.model: unknown model id {model!r}; "
+            f"valid ids: {', '.join(sorted(config['models']))}"
+        )
+    return {
+        "model_id": model,
+        "spec": dict(config["models"][model]),
+        "params": {k: nope[k] for k in ("max_new_tokens", "temperature", "seed")},
+        "batch_size": int(nope["batch_size"]),
+        "template_version": str(nope["template_version"]),
+        "cache_mode": str(nope["cache_mode"]),
+        "relevances": list(nope["relevances"]),
+        "n_objects": int(nope["n_objects"]),
+        "prompt": str(nope["prompt"]),
+        "min_similarity": float(nope["min_similarity"]),
+        "min_questions": int(nope["min_questions"]),
+        "seed": int(nope["seed"]),
+        "synonyms": bool(nope["synonyms"]),
+    }
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-references of the ``nope`` section (model id), checked when the DAG is built."""
+    if config["nope"]["enabled"]:
+        generator_settings(config)
+
+
+# ---------------------------------------------------------------------------------- questions
+
+
+def load_fallback(path: Path | None) -> dict[str, dict[str, list[str]]]:
+    """The fallback candidates file: relevance -> {image id | ``default`` -> [object, ...]}."""
+    if path is None:
+        return {}
+    import yaml
+
+    from halluscope.metrics.nope import RELEVANCE_LEVELS
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise InputError(f"{path}: cannot read the NOPE fallback objects ({err})") from None
+    if not isinstance(data, Mapping):
+        raise InputError(f"{path}: expected a mapping relevance -> {{image id: [objects]}}")
+    out: dict[str, dict[str, list[str]]] = {}
+    for relevance, table in data.items():
+        if relevance not in RELEVANCE_LEVELS:
+            raise InputError(
+                f"{path}: unknown relevance {relevance!r}; valid: {', '.join(RELEVANCE_LEVELS)}"
+            )
+        if not isinstance(table, Mapping):
+            raise InputError(f"{path}: {relevance}: expected a mapping image id -> [objects]")
+        out[relevance] = {}
+        for key, objects in table.items():
+            if not isinstance(objects, list) or not all(
+                isinstance(o, str) and o.strip() for o in objects
+            ):
+                raise InputError(f"{path}: {relevance}.{key}: expected a list of object names")
+            out[relevance][str(key)] = [" ".join(o.lower().split()) for o in objects]
+    return out
+
+
+def synonyms_of(classes: Sequence[str]) -> list[str]:
+    """halluscope's MSCOCO synonyms of the given classes (names that mean a present object)."""
+    from halluscope.objects.coco import BUILTIN_SYNONYMS
+
+    return sorted({s.strip() for c in classes for s in BUILTIN_SYNONYMS.get(c, ()) if s.strip()})
+
+
+def _relation_question(subject: str, relation: str) -> str:
+    if relation in ("has", "have"):
+        return f"What does the {subject} have?"
+    return f"What is the {subject} {relation}?"
+
+
+def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Other (non-NegP) questions from each image's annotated relations, in item order.
+
+    Per relation (s, r, o): "What is the s r?" -> o ("What does the s have?" for "has"); for a
+    spatial r also "What is r the o?" -> every s with (r, o), and, when s has exactly one spatial
+    relation, "Where is the s?" -> "r the o"; for s = person and an -ing relation, "Who is r the
+    o?" -> "person". Answers are objects of the image, so their reference lists every
+    acceptable answer. ``relevance`` is ``null``: it only describes NegP objects.
+    """
+    records: list[dict[str, Any]] = []
+    for item in items:
+        relations = [tuple(str(x) for x in t) for t in item.get("relations") or []]
+        found: dict[tuple[str, str], list[str]] = {}
+        for s, r, o in relations:
+            if s == o:
+                continue
+            found.setdefault(("object", _relation_question(s, r)), []).append(o)
+            if r in SPATIAL_RELATIONS:
+                found.setdefault(("object", f"What is {r} the {o}?"), []).append(s)
+                spatial = [t for t in relations if t[0] == s and t[1] in SPATIAL_RELATIONS]
+                if len(spatial) == 1:
+                    found.setdefault(("location", f"Where is the {s}?"), []).append(f"{r} the {o}")
+            if s == "person" and r.split(" ", 1)[0].endswith("ing"):
+                found.setdefault(("person", f"Who is {r} the {o}?"), []).append("person")
+        for index, ((qtype, question), answers) in enumerate(found.items()):
+            answers = list(dict.fromkeys(answers))
+            records.append(
+                {
+                    "question_id": f"{item['image_id']}/others/{index}",
+                    "image_id": item["image_id"],
+                    "question": question,
+                    "reference": answers[0] if len(answers) == 1 else answers,
+                    "acceptable_answers": answers,
+                    "is_negp": False,
+                    "question_type": qtype,
+                    "relevance": None,
+                    "source": "annotations",
+                    "object": None,
+                    "template_id": None,
+                }
+            )
+    return records
+
+
+def generate_shard(
+    items_path: Path,
+    settings: Mapping[str, Any],
+    fallback_path: Path | None,
+    cache_dir: Path,
+    shard: int,
+    shards: int,
+    out: Path,
+) -> dict[str, Any]:
+    """List-then-rewrite for the items of one shard (item index % ``shards`` == ``shard``).
+
+    Why shards: the LLM runs on one thread (see ``models/llamacpp.py``), so Snakemake runs the
+    shards side by side on the free cores. Every (image, relevance) job is independent and
+    seeded by image id, so the records do not depend on the shard count; the shards are merged
+    in item order by :func:`questions`.
+    """
+    from halluscope.models.base import make_backend
+    from halluscope.models.cache import ResponseCache
+    from halluscope.nope.generate import TEMPLATE_VERSION, generate_nope, load_nlp
+
+    if not 0 <= shard < shards:
+        raise InputError(f"NOPE shard {shard} out of range for {shards} shard(s)")
+    items = list(load_items(items_path).values())[shard::shards]
+    prepared = []
+    for item in items:
+        extra = synonyms_of(item.get("gt_objects") or []) if settings.get("synonyms") else []
+        prepared.append({**item, "avoid": extra})
+    backend = make_backend(settings["spec"], model_name=settings["model_id"])
+    result = generate_nope(
+        prepared,
+        backend,
+        ResponseCache(cache_dir, mode=settings["cache_mode"]),
+        relevances=settings["relevances"],
+        n_objects=settings["n_objects"],
+        seed=settings["seed"],
+        params=settings["params"],
+        template_version=f"{settings['template_version']}/{TEMPLATE_VERSION}",
+        nlp=load_nlp(),
+        min_similarity=settings["min_similarity"],
+        batch_size=settings["batch_size"],
+        prompt=settings["prompt"],
+        fallback_objects=load_fallback(fallback_path),
+        min_questions=settings["min_questions"],
+    )
+    report = {
+        "shard": shard,
+        "shards": shards,
+        "image_ids": [item["image_id"] for item in items],
+        "stats": result.stats,
+        "objects": result.objects,
+        "candidates": result.questions,
+    }
+    write_json(out, report)
+    return result.stats
+
+
+def _merge_counts(total: dict[str, Any], part: Mapping[str, Any]) -> None:
+    """Add the numbers of ``part`` into ``total`` (nested dicts key by key; strings kept)."""
+    for key, value in part.items():
+        if isinstance(value, Mapping):
+            _merge_counts(total.setdefault(key, {}), value)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            total.setdefault(key, value)
+        else:
+            total[key] = total.get(key, 0) + value
+
+
+def questions(
+    items_path: Path,
+    shard_paths: Sequence[Path],
+    settings: Mapping[str, Any],
+    out_questions: Path,
+    out_report: Path,
+) -> dict[str, Any]:
+    """Merge the shards (item order, then relevance order), add the other questions, write the
+    benchmark questions and ``generation.json``; return the pooled counts."""
+    items = list(load_items(items_path).values())
+    order = {item["image_id"]: index for index, item in enumerate(items)}
+    relevance_order = {rel: index for index, rel in enumerate(settings["relevances"])}
+    stats: dict[str, Any] = {}
+    objects: list[dict[str, Any]] = []
+    candidates: list[dict[str, Any]] = []
+    covered: list[str] = []
+    for path in shard_paths:
+        shard = read_json(path)
+        _merge_counts(stats, shard["stats"])
+        objects += shard["objects"]
+        candidates += shard["candidates"]
+        covered += shard["image_ids"]
+    if sorted(covered, key=order.__getitem__) != list(order):
+        raise InputError(
+            f"the NOPE shards cover images {sorted(covered)}, the items are {sorted(order)}: "
+            "rerun the shards after a change of the items"
+        )
+
+    def place(row: Mapping[str, Any]) -> tuple[int, int]:
+        return order[row["image_id"]], relevance_order[row["relevance"]]
+
+    objects.sort(key=place)  # stable: each job keeps the LLM's listing order
+    candidates.sort(key=place)
+    negp = [{key: q.get(key) for key in QUESTION_FIELDS} for q in candidates if q["valid"]]
+    others = annotation_questions(items)
+    write_jsonl(out_questions, negp + others)
+    stats["others"] = {
+        "questions": len(others),
+        "by_question_type": _counts(others, "question_type"),
+    }
+    stats["negp_by_question_type"] = _counts(negp, "question_type")
+    report = {
+        "extractor": {"model_id": settings["model_id"], "prompt": settings["prompt"]},
+        "stats": stats,
+        "objects": objects,
+        "candidates": candidates,
+    }
+    write_json(out_report, report)
+    return stats
+
+
+def _counts(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for row in rows:
+        out[str(row[key])] = out.get(str(row[key]), 0) + 1
+    return dict(sorted(out.items()))
+
+
+# ------------------------------------------------------------------------------------ answers
+
+
+def answers(
+    items_path: Path,
+    questions_path: Path,
+    model_id: str,
+    model_spec: dict,
+    generation: dict,
+    template_version: str,
+    cache_dir: Path,
+    cache_mode: str,
+    out: Path,
+) -> None:
+    """Every question answered by one model, with the image, through the response cache.
+
+    Each record carries what :func:`halluscope.metrics.nope.score_answers` needs, so
+    ``halluscope nope --answers`` scores an answer file by hand.
+    """
+    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.stages.answering import generation_params, resolve
+
+    items = load_items(items_path)
+    backend = make_backend(model_spec, items=items, model_name=model_id)
+    rows = read_jsonl(questions_path)
+    requests = []
+    for q in rows:
+        item = items[q["image_id"]]
+        requests.append(
+            Request(
+                request_id=f"{model_id}/nope/{q['question_id']}",
+                image_id=item["image_id"],
+                image_path=item.get("image"),
+                image_sha256=item.get("image_sha256"),
+                messages=(user_message(ANSWER_PROMPT.format(question=q["question"])),),
+                params=generation_params(generation),
+                task="nope",
+                meta={
+                    "question_id": q["question_id"],
+                    "is_negp": q["is_negp"],
+                    "reference": q["reference"],
+                    "acceptable_answers": q["acceptable_answers"],
+                    "question_type": q["question_type"],
+                },
+            )
+        )
+    responses = resolve(
+        backend,
+        requests,
+        cache_dir=cache_dir,
+        cache_mode=cache_mode,
+        template_version=template_version,
+        batch_size=int(generation.get("batch_size", 8)),
+        truth_keys=("is_negp", "reference", "acceptable_answers", "question_type"),
+        what="NOPE answers",
+    )
+    write_jsonl(
+        out,
+        [
+            {
+                "question_id": q["question_id"],
+                "image_id": q["image_id"],
+                "model": model_id,
+                "question": q["question"],
+                "question_type": q["question_type"],
+                "relevance": q["relevance"],
+                "is_negp": q["is_negp"],
+                "reference": q["reference"],
+                "source": q["source"],
+                "answer": r.text,
+                "meta": r.meta,
+            }
+            for q, r in zip(rows, responses, strict=True)
+        ],
+    )
+
+
+# ------------------------------------------------------------------------------------- scores
+
+
+def score(answers_path: Path, meteor: bool, out: Path) -> dict[str, Any]:
+    """NOPE scores of one model's answers (+ what a simulated LVLM injected)."""
+    from halluscope.metrics.nope import score_answers
+
+    rows = read_jsonl(answers_path)
+    if not rows:
+        raise InputError(f"{answers_path}: no answers to score")
+    report = score_answers(rows, meteor=meteor)
+    report["model"] = rows[0]["model"]
+    report["by_source"] = _counts(rows, "source")
+    report["injected"] = _injected(rows)
+    write_json(out, report)
+    return report
+
+
+def _injected(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A simulated LVLM's own record of its answers, ``None`` for other models."""
+    metas = [r.get("meta") or {} for r in rows]
+    if not metas or not all("kind" in m and "correct" in m for m in metas):
+        return None
+    negp = [m for m in metas if m["is_negp"]]
+    other = [m for m in metas if not m["is_negp"]]
+    return {
+        "negp": len(negp),
+        "negp_answers": sum(m["kind"] == "negp" for m in negp),
+        "hallucinations": sum(m["kind"] == "hallucination" for m in negp),
+        "negp_rate": sum(m["kind"] == "negp" for m in negp) / len(negp) if negp else None,
+        "others": len(other),
+        "wrong": sum(m["kind"] == "wrong" for m in other),
+        "wrong_rate": sum(m["kind"] == "wrong" for m in other) / len(other) if other else None,
+    }
+
+
+def lexdiv(questions_path: Path, out: Path) -> dict[str, Any]:
+    """MATTR, MTLD and HD-D of the NegP and the other question sets (NOPE §4.1, Figure 6).
+
+    Each set's questions are concatenated in file order; NegP questions also per relevance and
+    per source. A measure that needs more tokens than a set has is ``null`` with the reason.
+    """
+    from halluscope.metrics.lexical_diversity import lexical_diversity, tokenize
+
+    rows = read_jsonl(questions_path)
+
+    def measure(subset: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        tokens = [t for row in subset for t in tokenize(str(row["question"]))]
+        if not tokens:
+            return {"questions": len(subset), "tokens": 0}
+        return {"questions": len(subset), **lexical_diversity(tokens)}
+
+    negp = [r for r in rows if r["is_negp"]]
+    others = [r for r in rows if not r["is_negp"]]
+    report = {
+        "negp": measure(negp),
+        "others": measure(others),
+        "negp_by_relevance": {
+            rel: measure([r for r in negp if r["relevance"] == rel])
+            for rel in dict.fromkeys(r["relevance"] for r in negp)
+        },
+        "negp_by_source": {
+            src: measure([r for r in negp if r["source"] == src])
+            for src in sorted({r["source"] for r in negp})
+        },
+        "text": "questions concatenated in file order, LexicalRichness default tokens",
+    }
+    write_json(out, report)
+    return report
+
+
+def read_generation(path: Path) -> dict[str, Any]:
+    """The ``stats`` of a ``generation.json`` (for table captions)."""
+    return dict(read_json(path).get("stats") or {})
