@@ -41,8 +41,9 @@ def test_outputs_exist_and_say_simulated(project: Path) -> None:
     assert expected <= set(tables), tables
     for table in tables:
         assert "simulated" in (project / "results/tables" / table).read_text()
-    for name in ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions", "nope_question_types", "trihe_bars",
-                 "phd_heatmap"):  # fmt: skip
+    figures = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions",
+               "nope_question_types", "trihe_bars", "phd_heatmap")  # fmt: skip
+    for name in figures:
         for ext in ("pdf", "png"):
             assert (project / "results/figures" / f"{name}.{ext}").stat().st_size > 1000
 
