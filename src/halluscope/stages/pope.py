@@ -35,11 +35,11 @@ def answers(
 ) -> None:
     """Every question answered by one model through the response cache (resumable)."""
     from halluscope.models.base import Request, make_backend, user_message
-    from halluscope.models.cache import ResponseCache
+    from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
     backend = make_backend(model_spec, items=items, model_name=model_id)
-    params = {k: v for k, v in generation.items() if k != "batch_size"}
+    params = generation_params(generation)
     requests = []
     for q in read_jsonl(questions_path):
         item = items[str(q["image"])]
@@ -55,16 +55,15 @@ def answers(
                 meta={"question_id": q["question_id"]},
             )
         )
-    cache = ResponseCache(cache_dir, mode=cache_mode)
-    responses = cache.resolve(
-        backend, requests, template_version, batch_size=int(generation.get("batch_size", 8))
+    responses = resolve(
+        backend,
+        requests,
+        cache_dir=cache_dir,
+        cache_mode=cache_mode,
+        template_version=template_version,
+        batch_size=int(generation.get("batch_size", 8)),
+        what="POPE answers",
     )
-    failed = [r.request_id for r in responses if r.meta.get("error")]
-    if failed:
-        raise RuntimeError(
-            f"{len(failed)} POPE answers failed (first: {failed[0]}); "
-            "answered ones are cached, rerun to retry"
-        )
     write_jsonl(
         out,
         [
