@@ -378,6 +378,23 @@ def nope_breakdown_latex(
 # ------------------------------------------------------------------------------------ figures
 
 
+def _finish_figure(
+    fig: Any, title: str, models: Sequence[str], stem: str | Path, dpi: int, sep: str = " "
+) -> list[Path]:
+    """Title (marked when the models are simulated), layout, deterministic save, close."""
+    import matplotlib.pyplot as plt
+
+    from halluscope.report.figures import savefig
+
+    if is_simulated(models):
+        title += sep + "(simulated LVLMs)"
+    fig.suptitle(title, fontweight="bold")
+    fig.tight_layout()
+    paths = savefig(fig, stem, dpi=dpi)
+    plt.close(fig)
+    return paths
+
+
 def plot_trihe_bars(
     scores: Mapping[str, Mapping[str, Any]],
     models: Sequence[str],
@@ -389,7 +406,7 @@ def plot_trihe_bars(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from halluscope.report.figures import savefig, style_context
+    from halluscope.report.figures import style_context
 
     parts = (("object", "Object", "#0173b2"), ("relation", "Relation", "#de8f05"))
     width = 0.38
@@ -415,12 +432,7 @@ def plot_trihe_bars(
         axes[1].legend(frameon=False, loc="upper right")
         title = f"Tri-HE object vs relation hallucination ({JUDGE_LABELS.get(judge, judge)})"
         title = title.replace("``", '"').replace("''", '"')
-        if is_simulated(models):
-            title += "\n(simulated LVLMs)"
-        fig.suptitle(title, fontweight="bold")
-        fig.tight_layout()
-        paths = savefig(fig, stem, dpi=dpi)
-        plt.close(fig)
+        paths = _finish_figure(fig, title, models, stem, dpi, sep="\n")
     return paths
 
 
@@ -435,7 +447,7 @@ def plot_phd_heatmap(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from halluscope.report.figures import savefig, style_context
+    from halluscope.report.figures import style_context
 
     frame = phd_frame(reports, models, modes)
     tasks = [c for c in frame.columns if c != "All"]
@@ -471,12 +483,7 @@ def plot_phd_heatmap(
             if i:
                 ax.set_yticklabels([])
         title = "PhD Index by mode and task"
-        if is_simulated(models):
-            title += " (simulated LVLMs)"
-        fig.suptitle(title, fontweight="bold")
-        fig.tight_layout()
-        paths = savefig(fig, stem, dpi=dpi)
-        plt.close(fig)
+        paths = _finish_figure(fig, title, models, stem, dpi)
     return paths
 
 
@@ -490,7 +497,7 @@ def plot_nope_question_types(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from halluscope.report.figures import _palette, savefig, style_context
+    from halluscope.report.figures import _palette, style_context
 
     panels = (("negp", "NegP questions (NOPE)"), ("non_negp", "Other questions"))
     palette = _palette(models)
@@ -532,10 +539,5 @@ def plot_nope_question_types(
             fontsize="small",
         )
         title = "NOPE accuracy per question type"
-        if is_simulated(models):
-            title += " (simulated LVLMs)"
-        fig.suptitle(title, fontweight="bold")
-        fig.tight_layout()
-        paths = savefig(fig, stem, dpi=dpi)
-        plt.close(fig)
+        paths = _finish_figure(fig, title, models, stem, dpi)
     return paths
