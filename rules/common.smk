@@ -7,6 +7,7 @@ DATASET = config["data"]["dataset"]
 MODELS = config["generate"]["models"]
 INSTRUCTIONS = config["generate"]["instructions"]
 EMBEDDERS = config["embed"]["embedders"]
+CAOS_ENABLED = config["caos"].get("enabled", True)
 CAOS_FIGURES = ["caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions"]
 
 
@@ -24,6 +25,20 @@ def json_arg(value):
     import shlex
 
     return shlex.quote(json.dumps(value, sort_keys=True))
+
+
+def project_file(value):
+    """Inputs for a config value naming a file: a project file is a tracked input; a registered
+    data file (halluscope.data.sources, e.g. trihe/tri-he.json) is resolved by the stage."""
+    from halluscope.data.sources import SOURCES
+
+    return [] if value in SOURCES else [value]
+
+
+def question_source(section):
+    """The --questions argument: the tracked input file, or the registered data file's key."""
+    value = config[section]["questions"]
+    return lambda wildcards, input: input.questions if project_file(value) else value
 
 
 def response_files(dataset=DATASET):
@@ -80,7 +95,16 @@ def setting_summary():
     }
 
 
+def caos_table_files(dataset=DATASET):
+    if not CAOS_ENABLED:
+        return []
+    names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting"]
+    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
+
+
 def caos_figure_files(dataset=DATASET):
+    if not CAOS_ENABLED:
+        return []
     return expand("results/figures/{name}.{ext}", name=CAOS_FIGURES, ext=["pdf", "png"])
 
 

@@ -8,7 +8,7 @@ rule data_items:
     params:
         dataset="{dataset}",
         options=json_arg(
-            {k: config["data"][k] for k in ("image_list", "gt_variant", "images") if k in config["data"]}
+            {k: config["data"][k] for k in ("image_list", "gt_variant", "images", "limit") if k in config["data"]}
         ),
     conda:
         "../envs/halluscope.yaml"

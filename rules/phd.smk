@@ -6,17 +6,18 @@ rule phd_prompts:
     """Every PhD prompt (mode x record x yes/no label), checked against the items."""
     input:
         item_file="results/data/{dataset}/items.jsonl",
-        questions=config["phd"]["questions"],
+        questions=project_file(config["phd"]["questions"]),
     output:
         "results/phd/{dataset}/prompts.jsonl",
     params:
+        questions=question_source("phd"),
         modes=json_arg(config["phd"]["modes"]),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/prompts.log",
     shell:
-        "halluscope stage-phd-prompts --items {input.item_file} --questions {input.questions} "
+        "halluscope stage-phd-prompts --items {input.item_file} --questions {params.questions} "
         "--modes {params.modes} --out {output} > {log} 2>&1"
 
 
@@ -75,7 +76,8 @@ rule phd_table:
         "logs/phd/{dataset}/table.log",
     shell:
         "halluscope stage-phd-table --models {params.models} --modes {params.modes} "
-        "--decimals {params.decimals} --out {output} {input} > {log} 2>&1"
+        "--decimals {params.decimals} --dataset {wildcards.dataset} --out {output} {input} "
+        "> {log} 2>&1"
 
 
 rule phd_figure:

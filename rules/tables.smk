@@ -32,10 +32,7 @@ rule caos_tables:
 rule tables:
     """Assemble every generated LaTeX table into results/tables/."""
     input:
-        expand(
-            "results/report/{dataset}/{name}.tex",
-            dataset=DATASET, name=["caos_table1", "caos_table2", "caos_ratios", "caos_setting"],
-        ),
+        caos_table_files(),
         benchmark_table_files(),
     output:
         directory("results/tables"),

@@ -11,16 +11,18 @@ rule trihe_questions:
     """The Tri-HE questions with their reference triplets, checked against the items."""
     input:
         item_file="results/data/{dataset}/items.jsonl",
-        questions=config["trihe"]["questions"],
+        questions=project_file(config["trihe"]["questions"]),
     output:
         "results/trihe/{dataset}/questions.jsonl",
+    params:
+        questions=question_source("trihe"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/questions.log",
     shell:
         "halluscope stage-trihe-questions --items {input.item_file} "
-        "--questions {input.questions} --out {output} > {log} 2>&1"
+        "--questions {params.questions} --out {output} > {log} 2>&1"
 
 
 rule trihe_answers:
@@ -105,7 +107,8 @@ rule trihe_table:
         "logs/trihe/{dataset}/table.log",
     shell:
         "halluscope stage-trihe-table --models {params.models} --judges {params.judges} "
-        "--decimals {params.decimals} --mitigation {params.mitigation} --out {output} {input} "
+        "--decimals {params.decimals} --mitigation {params.mitigation} "
+        "--dataset {wildcards.dataset} --out {output} {input} "
         "> {log} 2>&1"
 
 

@@ -27,6 +27,23 @@ COPY = [
 ]
 
 
+def merged_params(profile: str, extra: dict | None = None) -> dict:
+    """params.yaml overlaid by a profile (and ``extra``), merged as Snakemake merges them."""
+    import yaml
+
+    def update(base: dict, over: dict) -> dict:
+        for key, value in over.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                update(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    base = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    over = yaml.safe_load((ROOT / "config/profiles" / f"{profile}.yaml").read_text("utf-8"))
+    return update(update(base, over), extra or {})
+
+
 def env() -> dict[str, str]:
     """Environment with this interpreter's bin folder first (snakemake, dvc, halluscope)."""
     bin_dir = str(Path(sys.executable).parent)

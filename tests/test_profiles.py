@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import yaml
-from pipeline_helpers import ROOT, snakemake
+from pipeline_helpers import ROOT, merged_params, snakemake
 
 from halluscope.config import validate
 
 
-def merged(profile: str) -> dict:
-    """params.yaml overlaid by a profile, merged as Snakemake merges --configfile."""
-
-    def update(base: dict, over: dict) -> dict:
-        for key, value in over.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                update(base[key], value)
-            else:
-                base[key] = value
-        return base
-
-    base = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    over = yaml.safe_load((ROOT / "config/profiles" / f"{profile}.yaml").read_text("utf-8"))
-    return update(base, over)
-
-
 def test_profiles_validate() -> None:
-    for profile in ("pope-captions", "paper"):
-        validate(merged(profile), source=profile)
+    for profile in ("pope-captions", "paper", "trihe-gqa", "phd-ccs"):
+        validate(merged_params(profile), source=profile)
 
 
 def test_paper_profile_dag_resolves_with_gpu_resources() -> None:

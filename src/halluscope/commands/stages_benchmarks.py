@@ -18,6 +18,7 @@ S = {"required": True}
 J = {"type": json.loads, "required": True}
 I = {"type": int, "required": True}  # noqa: E741
 FILES = {"type": Path, "nargs": "+"}
+DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 
 def _add(sub: Any, name: str, help_text: str, func: Any, *args: tuple[str, dict]) -> None:
@@ -89,6 +90,7 @@ def add_parser(subparsers: Any) -> None:
         ("--judges", J),
         ("--decimals", I),
         ("--mitigation", S),
+        ("--dataset", DATASET),
         ("--out", P),
         ("scores", FILES),
     )
@@ -137,6 +139,7 @@ def add_parser(subparsers: Any) -> None:
         ("--models", J),
         ("--modes", J),
         ("--decimals", I),
+        ("--dataset", DATASET),
         ("--out", P),
         ("reports", FILES),
     )
@@ -227,7 +230,12 @@ def _trihe_table(args: argparse.Namespace) -> None:
 
     scores = _by_model(args.scores, args.models)
     latex = trihe_table_latex(
-        scores, args.models, args.judges, args.decimals, mitigation=args.mitigation
+        scores,
+        args.models,
+        args.judges,
+        args.decimals,
+        mitigation=args.mitigation,
+        dataset=args.dataset,
     )
     atomic_write_text(args.out, latex)
 
@@ -275,7 +283,8 @@ def _phd_table(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import phd_table_latex
 
     reports = _by_model(args.reports, args.models)
-    latex = phd_table_latex(reports, args.models, _canonical_modes(args.modes), args.decimals)
+    modes = _canonical_modes(args.modes)
+    latex = phd_table_latex(reports, args.models, modes, args.decimals, dataset=args.dataset)
     atomic_write_text(args.out, latex)
 
 

@@ -509,3 +509,16 @@ def resolve_many(
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         raise MissingDataError(_missing_message(missing, cache, allow_download), missing)
     return resolved
+
+
+def resolve_input(value: str | Path) -> Path:
+    """A config file value: a registered data file (``trihe/tri-he.json``) is resolved through
+    the mirror / cache / pinned download; anything else is a project file path, as given.
+
+    Why both: a question file may be the demo's authored YAML (tracked by Snakemake as an input)
+    or a published benchmark file that lives outside the repository (verified by checksum).
+    """
+    key = str(value)
+    if key in SOURCES and not Path(key).is_file():
+        return resolve(key)
+    return Path(value)

@@ -53,10 +53,29 @@ NOPE_RELEVANCE_LABELS: dict[str, str] = {
     "loosely_related": "Loosely",
     "unrelated": "Unrelated",
 }
-_SIM_NOTE = (
-    "Results from simulated LVLMs (model ids \\texttt{sim-*}) on the demo images: they exercise "
-    "the pipeline and say nothing about real models. "
-)
+#: What the simulated models answered, per dataset, for the table captions.
+DATASET_NOTES: dict[str, str] = {
+    "demo": "on the demo images",
+    "trihe-gqa": (
+        "on Tri-HE's released questions and scene graphs (GQA images; the simulated models answer "
+        "from each question's reference triplets with injected errors, not from pixels)"
+    ),
+    "phd-ccs": (
+        "on PhD's released counter-common-sense questions (the simulated models answer from the "
+        "yes/no labels with their configured biases, not from pixels)"
+    ),
+}
+
+
+def _sim_note(models: Sequence[str], dataset: str = "demo") -> str:
+    """The caption's warning that the numbers come from test instruments, and on what data."""
+    if not is_simulated(models):
+        return ""
+    where = DATASET_NOTES.get(dataset, f"on dataset {latex_escape(dataset)}")
+    return (
+        f"Results from simulated LVLMs (model ids \\texttt{{sim-*}}) {where}: they exercise "
+        "the pipeline and say nothing about real models. "
+    )
 
 
 def _wrap(latex: str) -> str:
@@ -138,13 +157,14 @@ def trihe_table_latex(
     *,
     mitigation: str = "none",
     label: str = "tab:trihe",
+    dataset: str = "demo",
 ) -> str:
     """Tri-HE Table 2 (see the module docstring); ``scores`` = model -> scores.json content."""
     frame = trihe_frame(scores, models, judges)
     first = JUDGE_LABELS.get(judges[0], judges[0])
     others = ", ".join(JUDGE_LABELS.get(j, j) for j in judges[1:])
     caption = (
-        (_SIM_NOTE if is_simulated(models) else "")
+        _sim_note(models, dataset)
         + "Tri-HE hallucination rates (\\%, lower is better): Hallu$_{\\mathrm{I}}$ averages "
         "over images, Hallu$_{\\mathrm{Q}}$ over questions, the share of an answer's triplets "
         f"judged hallucinated. {latex_escape(first)}: overall, object and relation "
@@ -193,6 +213,7 @@ def phd_table_latex(
     decimals: int = 2,
     *,
     label: str = "tab:phd",
+    dataset: str = "demo",
 ) -> str:
     """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json."""
     frame = phd_frame(reports, models, modes)
@@ -202,12 +223,12 @@ def phd_table_latex(
         if reports.get(m, {}).get("overall") is not None
     )
     caption = (
-        (_SIM_NOTE if is_simulated(models) else "")
+        _sim_note(models, dataset)
         + "PhD Index (harmonic mean of the yes- and no-recall; higher is better, a model that "
         "always answers yes or always no scores 0) per mode and task; ``All'' pools a mode's "
         "tasks. Modes: base (question only), iac (inaccurate context, the paper's sec), icc "
         "(incorrect context), ccs (counter-common-sense items"
-        + ("; on the demo images, ccs-style questions" if is_simulated(models) else "")
+        + ("; on the demo images, ccs-style questions" if dataset == "demo" else "")
         + ")."
         + (f" Overall: {overall}." if overall else "")
     )
@@ -304,7 +325,7 @@ def nope_table_latex(
     """NOPE Table 3 layout (see the module docstring); ``scores`` = model -> scores.json."""
     frame = nope_frame(scores, models)
     caption = (
-        (_SIM_NOTE if is_simulated(models) else "")
+        _sim_note(models)
         + "NOPE (Table 3 layout), in \\%: exact-match accuracy after VQA answer normalisation, "
         "METEOR 1.5 (mean of per-answer scores) and, for questions whose answer is a negative "
         "indefinite pronoun (NegP), NegP accuracy (the answer is a NegP)."
@@ -360,7 +381,7 @@ def nope_breakdown_latex(
     frame = nope_breakdown_frame(scores, models)
     # "Section", not \S: pdfTeX's font expansion (microtype) fails on \S in a long caption.
     caption = (
-        (_SIM_NOTE if is_simulated(models) else "")
+        _sim_note(models)
         + "NOPE NegP questions by question type (NOPE Section 6.2) and by object-scene "
         "relevance of the absent object (the descriptor it was listed under, Section 3.4): "
         "exact-match accuracy and NegP accuracy, in \\%."

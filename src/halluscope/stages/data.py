@@ -7,6 +7,14 @@ Datasets:
   No images: items have ``image: null`` (out-of-domain objects then stay unverified).
 * ``coco``: the same images with the files of a local MSCOCO val2014 folder, for the oracle and
   real LVLMs (``data.images``).
+* ``trihe-gqa``: the 300 GQA images of Tri-HE (``trihe/tri-he.json``); ``relations`` = the image's
+  scene-graph triplets (the judges' references), ``other_objects`` = its object list. Images
+  from ``data.images`` (``<image_id>.jpg``) when given, else ``image: null``.
+* ``phd-ccs``: the images of PhD's counter-common-sense subset (``phd/data_ccs.json``); no
+  annotations besides the questions. Images from ``data.images`` (the folder that holds
+  upstream's ``images/CCS_images/``) when given, else ``image: null``.
+``data.limit`` keeps the first N images of the file (for a quick look or an LLM stage on a
+subset); the tables say so in their setting note.
 Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,
 checksums verified).
 """
@@ -18,7 +26,7 @@ from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
 
-DATASETS = ("demo", "pope-captions", "coco")
+DATASETS = ("demo", "pope-captions", "coco", "trihe-gqa", "phd-ccs")
 
 
 def run(
@@ -33,6 +41,9 @@ def run(
     elif dataset in ("pope-captions", "coco"):
         images.mkdir(parents=True, exist_ok=True)
         write_jsonl(items, coco_items(dataset, options))
+    elif dataset in BENCHMARK_ITEMS:
+        images.mkdir(parents=True, exist_ok=True)
+        write_jsonl(items, BENCHMARK_ITEMS[dataset](options))
     else:
         raise InputError(
             f"data.dataset: unknown dataset {dataset!r}; valid datasets: {', '.join(DATASETS)}"
@@ -75,6 +86,80 @@ def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
             }
         )
     return out
+
+
+def _image_file(
+    options: dict[str, Any], relative: str, image_id: str
+) -> tuple[str | None, str | None]:
+    """(path, sha256) of an item's image under ``data.images``, or (None, None) without images."""
+    if not options.get("images"):
+        return None, None
+    path = Path(options["images"]) / relative
+    if not path.is_file():
+        raise InputError(f"data.images: image {path} not found (image of item {image_id!r})")
+    return str(path), sha256_file(path)
+
+
+def _limit(records: list, options: dict[str, Any]) -> list:
+    limit = options.get("limit")
+    return records if limit is None else records[: int(limit)]
+
+
+def trihe_items(options: dict[str, Any]) -> list[dict]:
+    """Items of Tri-HE's GQA images, in file order: scene graph as ``relations``."""
+    from halluscope.data.fetch import resolve
+    from halluscope.data.trihe import load_trihe
+
+    data = load_trihe(resolve(options.get("image_list", "trihe/tri-he.json")))
+    out = []
+    for image in _limit(list(data.images), options):
+        path, sha = _image_file(options, f"{image.image_id}.jpg", image.image_id)
+        relations = [[t.subject, t.relation, t.object] for t in image.scene_graph]
+        out.append(
+            {
+                "image_id": image.image_id,
+                "image": path,
+                "image_sha256": sha,
+                "gt_objects": [],
+                "other_objects": list(dict.fromkeys(image.all_objects + image.objects)),
+                "relations": [list(t) for t in dict.fromkeys(tuple(t) for t in relations)],
+                "caption": "",
+                "source": {"dataset": "Tri-HE (GQA)", "n_questions": len(image.questions)},
+            }
+        )
+    return out
+
+
+def phd_ccs_items(options: dict[str, Any]) -> list[dict]:
+    """Items of PhD's CCS images (one per image, in order of first appearance)."""
+    from halluscope.data.fetch import resolve
+    from halluscope.data.phd import load_phd_ccs
+
+    records = load_phd_ccs(resolve(options.get("image_list", "phd/data_ccs.json")))
+    first: dict[str, str] = {}
+    for record in records:
+        first.setdefault(
+            record.image_id, record.image_path or f"images/CCS_images/{record.image_id}.png"
+        )
+    out = []
+    for image_id, relative in _limit(list(first.items()), options):
+        path, sha = _image_file(options, relative, image_id)
+        out.append(
+            {
+                "image_id": image_id,
+                "image": path,
+                "image_sha256": sha,
+                "gt_objects": [],
+                "other_objects": [],
+                "relations": [],
+                "caption": "",
+                "source": {"dataset": "PhD-ccs", "image_path": relative},
+            }
+        )
+    return out
+
+
+BENCHMARK_ITEMS = {"trihe-gqa": trihe_items, "phd-ccs": phd_ccs_items}
 
 
 def load_items(path: str | Path) -> dict[str, dict]:

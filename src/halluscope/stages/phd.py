@@ -11,19 +11,18 @@ of the yes- and no-recall) with halluscope's documented yes/no parser
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
-from halluscope.io import read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
 
 
 def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path) -> None:
     """Every (mode, record, label) prompt, mode by mode in the order given, as JSONL."""
-    from halluscope.data.demo_benchmarks import load_phd_records
     from halluscope.data.phd import build_prompts, canonical_mode
 
-    records = load_phd_records(questions_path, load_items(items_path))
+    records = load_records(questions_path, load_items(items_path))
     paths = {r.image_id: r.image_path for r in records}
     rows = []
     for mode in dict.fromkeys(canonical_mode(m) for m in modes):
@@ -32,6 +31,41 @@ def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path)
             row["image_path"] = paths[prompt.image_id]  # the demo's exported image, not COCO's
             rows.append(row)
     write_jsonl(out, rows)
+
+
+def _is_ccs_file(path: Path) -> bool:
+    """``data_ccs.json`` records name an ``image_path``; the main file's records an ``image_id``."""
+    data = read_json(path)
+    first = data[0] if isinstance(data, list) and data else None
+    return isinstance(first, dict) and "image_path" in first and "image_id" not in first
+
+
+def load_records(questions_path: Path, items: dict[str, dict]) -> list:
+    """PhD records: the demo's YAML, or a released JSON file (the main ``data.json`` or
+    ``data_ccs.json``, a registered data file or a path) restricted to the dataset's images.
+
+    Why restrict: ``data.limit`` keeps the first images only; records of other images are left
+    out (counted in the log), and a dataset image without any record is an error.
+    """
+    from halluscope.data.fetch import resolve_input
+    from halluscope.data.phd import load_phd, load_phd_ccs
+
+    path = resolve_input(questions_path)
+    if path.suffix != ".json":
+        from halluscope.data.demo_benchmarks import load_phd_records
+
+        return load_phd_records(path, items)
+    records = load_phd_ccs(path) if _is_ccs_file(path) else load_phd(path)
+    kept = [
+        replace(r, image_path=items[r.image_id].get("image") or r.image_path)
+        for r in records
+        if r.image_id in items
+    ]
+    missing = sorted(set(items) - {r.image_id for r in kept})
+    if missing:
+        raise InputError(f"{path}: no record for dataset image(s) {missing[:10]}")
+    print(f"{path}: {len(kept)} of {len(records)} records (images of the dataset)")
+    return kept
 
 
 def answers(

@@ -114,10 +114,56 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 
 def questions(items_path: Path, questions_path: Path, out: Path) -> None:
-    """The question file of the dataset, checked against its items, as JSONL."""
-    from halluscope.data.demo_benchmarks import load_trihe_questions
+    """The question file of the dataset, checked against its items, as JSONL.
 
-    write_jsonl(out, load_trihe_questions(questions_path, load_items(items_path)))
+    ``questions_path``: the demo's YAML, or Tri-HE's ``tri-he.json`` (a registered data file or a
+    path); for the latter only the images among the items are kept (``data.limit``).
+    """
+    from halluscope.data.fetch import resolve_input
+
+    items = load_items(items_path)
+    path = resolve_input(questions_path)
+    if path.suffix == ".json":
+        rows = released_questions(path, items)
+    else:
+        from halluscope.data.demo_benchmarks import load_trihe_questions
+
+        rows = load_trihe_questions(path, items)
+    write_jsonl(out, rows)
+
+
+def released_questions(path: Path, items: Mapping[str, Mapping[str, Any]]) -> list[dict]:
+    """Questions of ``tri-he.json`` for the images among ``items``, in file order.
+
+    ``question_id`` = ``"<image_id>/<index in the image's instance list>"``. Repaired triplet
+    strings are used as repaired; a string that cannot be parsed is dropped from the references
+    and printed (the loader reports each one with its image and position).
+    """
+    from halluscope.data.trihe import load_trihe
+
+    data = load_trihe(path)
+    for bad in data.malformed:
+        print(
+            f"{path}: image {bad.image_id} {bad.where}: unparseable triplet {bad.raw!r} "
+            f"({bad.reason}); left out of the references"
+        )
+    rows = []
+    for image in data.images:
+        if image.image_id not in items:
+            continue
+        for q in image.questions:
+            rows.append(
+                {
+                    "question_id": f"{image.image_id}/{q.question_id}",
+                    "image_id": image.image_id,
+                    "question": q.question,
+                    "answer": q.answer,
+                    "triplets": [[t.subject, t.relation, t.object] for t in q.triplets],
+                }
+            )
+    if not rows:
+        raise InputError(f"{path}: no question for the {len(items)} images of the dataset")
+    return rows
 
 
 # ------------------------------------------------------------------------------------ answers
@@ -313,7 +359,7 @@ def judge(
     rows = read_jsonl(triplets_path)
     encoder = None
     if {"slots", "similarity", "nli"} & set(judges):
-        encoder = m.load_sentence_model(settings["encoder"])
+        encoder = m.CachedEncoder(m.load_sentence_model(settings["encoder"]))
     judge_objects: dict[str, Any] = {}
     if "slots" in judges:
         threshold = settings["slot_threshold"]
