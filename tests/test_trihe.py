@@ -484,3 +484,93 @@ def test_cli_errors_name_the_line(tmp_path: Path, capsys, lines: list, message: 
     assert main(["trihe", "--judgments", str(judgments), "--out", str(tmp_path / "o.json")]) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "o.json").exists()
+
+
+# --- the judge stage with all four judges on the demo (real SmolLM2, tiny random NLI) -----
+
+
+@pytest.mark.slow
+def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
+    """slots + similarity (MiniLM), nli (a tiny random classifier) and llm (SmolLM2 with
+    JSON-constrained replies) judge the same triplets; every LLM reply parses, and a rerun is
+    answered from the cache with byte-identical judgements."""
+    import yaml
+
+    from halluscope.io import read_jsonl, write_jsonl
+    from halluscope.stages import data, trihe
+
+    root = Path(__file__).resolve().parents[1]
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    items = tmp_path / "items.jsonl"
+    data.run("demo", root / params["data"]["annotations"], items, tmp_path / "images")
+    questions = tmp_path / "questions.jsonl"
+    trihe.questions(items, root / params["trihe"]["questions"], questions)
+    write_jsonl(questions, read_jsonl(questions)[:6])
+    answers = tmp_path / "answers.jsonl"
+    trihe.answers(
+        items,
+        questions,
+        "sim-frequent",
+        {"backend": "sim", "profile": "sim-frequent"},
+        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
+        "v1",
+        tmp_path / "cache",
+        "live",
+        "none",
+        answers,
+    )
+    triplets = tmp_path / "triplets.jsonl"
+    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp_path / "cache", triplets)
+    config = {
+        **params,
+        "trihe": {
+            **params["trihe"],
+            "judges": ["slots", "similarity", "nli", "llm"],
+            "judge": {
+                **params["trihe"]["judge"],
+                "nli_model": str(tiny_nli),
+                "llm": {
+                    "model": "smollm2",
+                    "max_new_tokens": 24,
+                    "temperature": 0.0,
+                    "seed": 0,
+                    "batch_size": 4,
+                    "template_version": "v1",
+                    "cache_mode": "live",
+                    "reply_rule": "json",
+                },
+            },
+        },
+    }
+    settings = trihe.judge_settings(config)
+
+    def run(name: str) -> dict:
+        return trihe.judge(
+            items,
+            answers,
+            triplets,
+            settings,
+            tmp_path / "cache",
+            tmp_path / f"{name}.judgments.jsonl",
+            tmp_path / f"{name}.scores.json",
+        )
+
+    scores = run("first")
+    n_triplets = sum(len(r["triplets"]) for r in read_jsonl(triplets))
+    assert n_triplets > 0
+    for name in ("slots", "similarity", "nli", "llm"):
+        assert scores["judges"][name]["n_triplets"] == n_triplets, name
+    assert scores["judges"]["llm"]["n_null"] == 0  # constrained replies always parse
+    rows = read_jsonl(tmp_path / "first.judgments.jsonl")
+    for row in rows:
+        llm = row["judges"]["llm"]
+        assert len(llm["judgments"]) == len(row["triplets"])
+        for judgment, error in zip(llm["judgments"], llm["errors"], strict=True):
+            assert judgment in ("yes", "no")
+            assert error is None or (judgment == "no" and error in ("object", "relation"))
+    cached = sorted(p.name for p in (tmp_path / "cache").rglob("*.json"))
+    run("second")
+    assert sorted(p.name for p in (tmp_path / "cache").rglob("*.json")) == cached
+    assert (tmp_path / "second.judgments.jsonl").read_bytes() == (
+        tmp_path / "first.judgments.jsonl"
+    ).read_bytes()

@@ -45,7 +45,11 @@ Three judges:
   "prediction error": right objects and relation, wrong pairing).
 * The LLM judge: :func:`build_judge_prompt` writes the prompt (our wording of the task the
   paper describes in §3.3 and Appendix A.2, with the released reply format) and
-  :func:`parse_judge_reply` reads the reply into a judgement and an attribution.
+  :func:`parse_judge_reply` reads the reply into a judgement and an attribution. Reply rules:
+  ``released`` (the released substrings), ``lenient`` (quotes and spacing forgiven) and ``json``
+  (our extension for small local models that do not keep the released sentence form: the
+  prompt asks for ``{"answer": "yes"|"no", "error": "object1"|"object2"|"relation"|"none"}``
+  and the backend constrains decoding to :data:`JUDGE_REPLY_SCHEMA`, so every reply parses).
 
 Rates (§3.2, Eq. 1 and 2)
 -------------------------
@@ -489,6 +493,25 @@ If it is 'no', then give your answer to Task 2 only in the form: The error is re
 'object1'  (or 'object2', or 'relation')."""
 
 
+#: The reply form of ``reply_rule="json"`` (replaces the last paragraph of the prompt).
+JSON_REPLY_INSTRUCTION = """\
+Reply with a JSON object only: {"answer": "yes" or "no", "error": "object1", "object2", \
+"relation" or "none"}. "error" names the unsupported part when the answer is "no", else it \
+is "none"."""
+
+#: Grammar for constrained decoding of ``reply_rule="json"`` replies (llama.cpp, OpenAI servers).
+JUDGE_REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "enum": ["yes", "no"]},
+        "error": {"type": "string", "enum": ["object1", "object2", "relation", "none"]},
+    },
+    "required": ["answer", "error"],
+    "additionalProperties": False,
+}
+_RELEASED_REPLY_FORM = "Give your answer to Task 1 only in the form:"
+
+
 def _triplet_string(item: Claim | Reference) -> str:
     if isinstance(item, Triplet):
         return f"({item.subject}, {item.relation}, {item.object})"
@@ -498,24 +521,30 @@ def _triplet_string(item: Claim | Reference) -> str:
 
 
 def build_judge_prompt(
-    references: Sequence[Reference], objects: Sequence[str], claim: Claim
+    references: Sequence[Reference], objects: Sequence[str], claim: Claim, rule: str = "released"
 ) -> str:
-    """The LLM-judge user prompt for one claim (one reference triplet per line)."""
+    """The LLM-judge user prompt for one claim (one reference triplet per line).
+
+    ``rule="json"`` asks for :data:`JUDGE_REPLY_SCHEMA` instead of the released sentences.
+    """
     unique_objects = list(dict.fromkeys(objects))
-    return JUDGE_PROMPT_TEMPLATE.format(
+    prompt = JUDGE_PROMPT_TEMPLATE.format(
         references="\n".join(_triplet_string(r) for r in references),
         objects=", ".join(unique_objects) if unique_objects else "(none)",
         claim=_triplet_string(claim),
     )
+    if rule == "json":
+        prompt = prompt[: prompt.index(_RELEASED_REPLY_FORM)] + JSON_REPLY_INSTRUCTION
+    return prompt
 
 
 def judge_messages(
-    references: Sequence[Reference], objects: Sequence[str], claim: Claim
+    references: Sequence[Reference], objects: Sequence[str], claim: Claim, rule: str = "released"
 ) -> list[dict[str, str]]:
     """Chat messages for an OpenAI-compatible endpoint (system + user)."""
     return [
         {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
-        {"role": "user", "content": build_judge_prompt(references, objects, claim)},
+        {"role": "user", "content": build_judge_prompt(references, objects, claim, rule)},
     ]
 
 
@@ -532,8 +561,25 @@ _LENIENT_ANSWER = re.compile(r"my answer is\s*:?\s*[\"'*`]*\s*(yes|no)\b")
 _LENIENT_ERROR = re.compile(r"error is related to\s*:?\s*[\"'*`]*\s*(object\s*[12]|relation)")
 
 
+def _parse_json_reply(text: str) -> JudgeReply:
+    """A ``reply_rule="json"`` reply; anything but the schema's object is ``null``."""
+    import json
+
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return JudgeReply("null", None)
+    if not isinstance(reply, dict) or reply.get("answer") not in ("yes", "no"):
+        return JudgeReply("null", None)
+    if reply["answer"] == "yes":
+        return JudgeReply("yes", None)
+    error = reply.get("error")
+    kind = {"object1": "object", "object2": "object", "relation": "relation"}.get(error)
+    return JudgeReply("no", kind)  # type: ignore[arg-type]
+
+
 def parse_judge_reply(
-    text: str | None, rule: Literal["released", "lenient"] = "released"
+    text: str | None, rule: Literal["released", "lenient", "json"] = "released"
 ) -> JudgeReply:
     """Read an LLM-judge reply into ``yes``/``no``/``null`` and the part at fault.
 
@@ -559,8 +605,12 @@ def parse_judge_reply(
             if f"the error is related to '{part}'" in low:
                 return JudgeReply("no", kind)  # type: ignore[arg-type]
         return JudgeReply("no", None)
+    if rule == "json":
+        return _parse_json_reply(text)
     if rule != "lenient":
-        raise ValueError(f"unknown judge-reply rule {rule!r}; expected 'released' or 'lenient'")
+        raise ValueError(
+            f"unknown judge-reply rule {rule!r}; expected 'released', 'lenient' or 'json'"
+        )
     low = low.translate(_QUOTES)
     match = _LENIENT_ANSWER.search(low)
     if match is None:

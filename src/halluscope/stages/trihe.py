@@ -306,17 +306,21 @@ def _llm_judge(
     cases: Sequence[tuple[list, list[str], list[str]]],
 ) -> list[tuple[str, str | None]]:
     """LLM-judge replies (judgement, attribution) for (references, objects, claim) cases."""
-    from halluscope.metrics.trihe import judge_messages, parse_judge_reply
+    from halluscope.metrics.trihe import JUDGE_REPLY_SCHEMA, judge_messages, parse_judge_reply
     from halluscope.models.base import Request, make_backend
     from halluscope.stages.answering import resolve
 
     llm = settings["llm"]
+    rule = llm.get("reply_rule", "released")
     backend = make_backend(llm["spec"], model_name=llm["model_id"])
+    params = dict(llm["params"])
+    if rule == "json":
+        params["json_schema"] = JUDGE_REPLY_SCHEMA
     requests = [
         Request(
             request_id=f"trihe-judge/{i}",
-            messages=tuple(judge_messages(refs, objects, claim)),
-            params=dict(llm["params"]),
+            messages=tuple(judge_messages(refs, objects, claim, rule)),
+            params=params,
             task="chat",
             meta={"stage": "trihe-judge"},
         )
@@ -331,7 +335,6 @@ def _llm_judge(
         batch_size=llm["batch_size"],
         what="LLM-judge replies",
     )
-    rule = llm.get("reply_rule", "released")
     return [
         (reply.judgment, reply.error)
         for reply in (parse_judge_reply(r.text, rule) for r in responses)
