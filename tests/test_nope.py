@@ -396,6 +396,13 @@ def test_object_already_in_caption_or_labels_is_rejected(nlp):
     # multi-word labels match on their head noun or whole phrase
     checks = validate_objects(["coffee table", "dining tables"], "A room.", ["dining table"], nlp)
     assert [c.reason for c in checks] == ["in_labels", "in_labels"]
+    # open and closed compounds are the same object, both ways ("space suit" / "spacesuit")
+    caption = "An astronaut in an orange spacesuit next to a tooth brush."
+    listed = ["astronaut's space suit", "toothbrushes", "space station", "suit"]
+    checks = validate_objects(listed, caption, ["space helmet"], nlp)
+    assert [c.reason for c in checks] == ["in_caption", "in_caption", None, None]
+    checks = validate_objects(["spacehelmet"], "A room.", ["space helmet"], nlp)
+    assert [c.reason for c in checks] == ["in_labels"]
 
 
 def test_drift_check_reasons(nlp):

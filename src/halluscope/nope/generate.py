@@ -501,6 +501,28 @@ def _heads(doc: Any) -> list[Any]:
     return heads
 
 
+def _joined_keys(doc: Any, heads: Sequence[Any] | None = None) -> set[str]:
+    """Closed-compound forms of two-word nouns: "space suit" -> "spacesuit" (and back).
+
+    Why: English writes the same object open or closed ("space suit" / "spacesuit", "tooth
+    brush" / "toothbrush"); without this a listed "space suit" passes as absent when the caption
+    says "spacesuit". For an object phrase the pairs end at its head nouns; for a caption
+    (``heads=None``) at every noun.
+    """
+    from halluscope.objects.normalize import singularize
+
+    alpha = [t for t in doc if t.is_alpha]
+    ends = (
+        {t.i for t in heads} if heads is not None else {t.i for t in alpha if t.pos_ in _NOUN_POS}
+    )
+    keys: set[str] = set()
+    for first, second in zip(alpha, alpha[1:], strict=False):
+        if second.i in ends and second.i == first.i + 1:
+            joined = first.text.lower() + second.text.lower()
+            keys |= {joined, singularize(joined)}
+    return keys
+
+
 def _phrase(doc: Any) -> str:
     return " ".join(t.lemma_.lower() for t in doc if t.is_alpha)
 
@@ -508,16 +530,20 @@ def _phrase(doc: Any) -> str:
 def _present(caption: str, labels: Sequence[str], nlp: NLP) -> tuple[set[str], set[str], set[str]]:
     """(caption noun keys, label head keys, label phrases): what the image is known to show."""
     caption_nouns: set[str] = set()
-    for token in nlp(caption):
+    caption_doc = nlp(caption)
+    for token in caption_doc:
         if token.pos_ in _NOUN_POS and token.is_alpha:
             caption_nouns |= _word_keys(token)
+    caption_nouns |= _joined_keys(caption_doc)
     label_heads: set[str] = set()
     label_phrases: set[str] = set()
     for label in labels:
         doc = nlp(str(label).lower())
         label_phrases.add(_phrase(doc))
-        for head in _heads(doc):
+        heads = _heads(doc)
+        for head in heads:
             label_heads |= _word_keys(head)
+        label_heads |= _joined_keys(doc, heads)
     return caption_nouns, label_heads, label_phrases
 
 
@@ -573,9 +599,11 @@ def validate_objects(
     for name in objects:
         doc = nlp(name)
         phrase = _phrase(doc)
+        heads = _heads(doc)
         head_keys: set[str] = set()
-        for head in _heads(doc):
+        for head in heads:
             head_keys |= _word_keys(head)
+        head_keys |= _joined_keys(doc, heads)
         if not phrase:
             reason: str | None = "empty"
         elif phrase in seen:
