@@ -36,3 +36,15 @@ def test_params_keys_exist_in_params_yaml() -> None:
             for part in key.split("."):
                 assert part in node, f"stage {stage.name}: params key {key} not in params.yaml"
                 node = node[part]
+
+
+def test_interrupted_write_temp_files_are_outside_every_output_hash() -> None:
+    """A temp file left by a killed atomic write never enters an output's DVC hash."""
+    import subprocess
+    import sys
+
+    dvc = [sys.executable, "-m", "dvc", "check-ignore"]
+    temp = "results/trihe/demo/.answers.jsonl.k3j9x2.tmp"
+    assert subprocess.run([*dvc, temp], cwd=ROOT, capture_output=True).returncode == 0
+    real = "results/trihe/demo/answers.jsonl"
+    assert subprocess.run([*dvc, real], cwd=ROOT, capture_output=True).returncode == 1
