@@ -1,13 +1,20 @@
-"""Whole-DAG test helpers: a temporary copy of the project and dry-run parsing."""
+"""Whole-DAG test helpers: a temporary copy of the project, dry-run parsing, rebuild hashes, and
+the demo items and simulated LVLMs that the benchmark demo tests share."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from halluscope.models.base import Backend
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = [
@@ -42,6 +49,33 @@ def merged_params(profile: str, extra: dict | None = None) -> dict:
     base = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     over = yaml.safe_load((ROOT / "config/profiles" / f"{profile}.yaml").read_text("utf-8"))
     return update(update(base, over), extra or {})
+
+
+def demo_items() -> dict[str, dict]:
+    """The demo annotations as items, by image id (the sim needs no image)."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
+    return {
+        rec["id"]: {
+            "image_id": rec["id"],
+            "image": None,
+            "image_sha256": hashlib.sha256(rec["id"].encode()).hexdigest(),
+            "caption": " ".join(rec["caption"].split()),
+            "gt_objects": rec["coco"],
+            "other_objects": rec["other"],
+            "relations": rec["relations"],
+        }
+        for rec in data["images"]
+    }
+
+
+def sim(profile: str, items: dict, **overrides: float) -> Backend:
+    """A simulated LVLM of ``profile`` over ``items``, with profile ``overrides``."""
+    from halluscope.models.base import make_backend
+
+    spec = {"backend": "sim", "profile": profile, "overrides": overrides}
+    return make_backend(spec, items=items, model_name=profile)
 
 
 def env() -> dict[str, str]:
@@ -84,6 +118,30 @@ def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedPr
 
 def snakemake(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     return run([sys.executable, "-m", "snakemake", *args], cwd, check=check)
+
+
+def built_copy(dest: Path, *targets: str) -> Path:
+    """A fresh copy of the project in ``dest`` with ``targets`` built (a whole-DAG fixture)."""
+    root = copy_project(dest)
+    snakemake(root, "--cores", "2", *targets)
+    return root
+
+
+def sha256s(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    """SHA-256 of each file (path relative to ``root``)."""
+    return {p: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in paths}
+
+
+def forced_rebuild(
+    root: Path, rules: Sequence[str], targets: Sequence[str], files: Sequence[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """SHA-256 of ``files`` before and after rerunning ``rules`` for ``targets``.
+
+    Why: a rebuild from the same inputs (and the response cache) must write the same bytes.
+    """
+    before = sha256s(root, files)
+    snakemake(root, "--cores", "2", "--forcerun", *rules, "--", *targets)
+    return before, sha256s(root, files)
 
 
 def planned_jobs(cwd: Path, *targets: str) -> dict[str, int]:

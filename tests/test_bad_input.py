@@ -621,7 +621,10 @@ def test_unknown_id_names_key_and_valid_ids(
         (lambda p: p["pope"].update(enabled="yes"), "key 'pope.enabled': 'yes' is not of type"),
         (lambda p: p["generate"].update(batch_size=0), "key 'generate.batch_size': 0 is less"),
         (lambda p: p["generate"].update(cache_mode="often"), "'often' is not one of ['live'"),
-        (lambda p: p["caos"].update(kk=3), "unknown key 'caos.kk' (allowed here: frequent, k"),
+        (
+            lambda p: p["caos"].update(kk=3),
+            "unknown key 'caos.kk' (allowed here: enabled, frequent, k",
+        ),
         (lambda p: p["caos"].update(k=11, k_max=10), "caos.k=11 exceeds caos.k_max=10"),
     ],
     ids=["int", "dpi", "bool", "minimum", "enum", "unknown-key", "k-above-k-max"],

@@ -13,18 +13,16 @@ byte-identical when rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
-from pipeline_helpers import ROOT, copy_project, planned_jobs, snakemake
+from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.data.phd import CONTEXT_INSTRUCTION, build_prompts
 from halluscope.io import InputError
-from halluscope.models.base import Request, make_backend, user_message
+from halluscope.models.base import Request, user_message
 from halluscope.models.sim import (
     NEAR_RELATIONS,
     PROFILES,
@@ -35,27 +33,6 @@ from halluscope.models.sim import (
 )
 
 MODELS = ["sim-precise", "sim-verbose", "sim-frequent"]
-
-
-def demo_items() -> dict[str, dict]:
-    """The demo annotations as items (no images needed by the sim)."""
-    data = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
-    return {
-        rec["id"]: {
-            "image_id": rec["id"],
-            "image": None,
-            "image_sha256": hashlib.sha256(rec["id"].encode()).hexdigest(),
-            "gt_objects": rec["coco"],
-            "other_objects": rec["other"],
-            "relations": rec["relations"],
-        }
-        for rec in data["images"]
-    }
-
-
-def sim(profile: str, items: dict, **overrides: float):
-    spec = {"backend": "sim", "profile": profile, "overrides": overrides}
-    return make_backend(spec, items=items, model_name=profile)
 
 
 def trihe_requests(items: dict, task: str = "trihe", repeat: int = 1) -> list[Request]:
@@ -390,9 +367,7 @@ TARGETS = (
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = copy_project(tmp_path_factory.mktemp("benchmarks") / "halluscope")
-    snakemake(root, "--cores", "2", *TARGETS)
-    return root
+    return built_copy(tmp_path_factory.mktemp("benchmarks") / "halluscope", *TARGETS)
 
 
 def _scores(root: Path, bench: str) -> dict[str, dict]:
@@ -447,18 +422,6 @@ def test_phd_index_ranks_by_yes_bias(project: Path) -> None:
 @pytest.mark.slow
 def test_nothing_to_do_then_identical_rebuild(project: Path) -> None:
     assert planned_jobs(project, *TARGETS) == {}
-    before = {t: hashlib.sha256((project / t).read_bytes()).hexdigest() for t in TARGETS}
-    snakemake(
-        project,
-        "--cores",
-        "2",
-        "--forcerun",
-        "trihe_table",
-        "phd_table",
-        "trihe_figure",
-        "phd_figure",
-        "--",
-        *TARGETS,
-    )
-    after = {t: hashlib.sha256((project / t).read_bytes()).hexdigest() for t in TARGETS}
+    rules = ("trihe_table", "phd_table", "trihe_figure", "phd_figure")
+    before, after = forced_rebuild(project, rules, TARGETS, TARGETS)
     assert after == before

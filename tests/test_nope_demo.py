@@ -15,17 +15,15 @@ byte-identical when rebuilt (the LLM answers replayed from the cache).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-import yaml
-from pipeline_helpers import ROOT, copy_project, planned_jobs, snakemake
+from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.metrics.nope import is_negp_answer
-from halluscope.models.base import Request, Response, make_backend, user_message
+from halluscope.models.base import Request, Response, user_message
 from halluscope.models.cache import ResponseCache
 from halluscope.models.sim import PROFILES, resolve_profile
 from halluscope.nope.generate import (
@@ -45,31 +43,9 @@ TYPES = ("color", "object", "location", "counting", "person")
 RELEVANCES = ("closely_related", "loosely_related", "unrelated")
 
 
-def demo_items() -> dict[str, dict]:
-    """The demo annotations as items (the sim needs no image)."""
-    data = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
-    return {
-        rec["id"]: {
-            "image_id": rec["id"],
-            "image": None,
-            "image_sha256": hashlib.sha256(rec["id"].encode()).hexdigest(),
-            "caption": " ".join(rec["caption"].split()),
-            "gt_objects": rec["coco"],
-            "other_objects": rec["other"],
-            "relations": rec["relations"],
-        }
-        for rec in data["images"]
-    }
-
-
 @pytest.fixture(scope="module")
 def nlp():
     return load_nlp()
-
-
-def sim(profile: str, items: dict, **overrides: float):
-    spec = {"backend": "sim", "profile": profile, "overrides": overrides}
-    return make_backend(spec, items=items, model_name=profile)
 
 
 def nope_requests(items: dict, repeat: int = 10) -> list[Request]:
@@ -389,9 +365,7 @@ ARTIFACTS = (
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = copy_project(tmp_path_factory.mktemp("nope") / "halluscope")
-    snakemake(root, "--cores", "2", *TARGETS)
-    return root
+    return built_copy(tmp_path_factory.mktemp("nope") / "halluscope", *TARGETS)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -473,12 +447,7 @@ def test_records_keep_relevance_question_type_and_negp(project: Path) -> None:
 @pytest.mark.slow
 def test_nothing_to_do_then_identical_rebuild(project: Path) -> None:
     assert planned_jobs(project, *TARGETS) == {}
-    before = {t: hashlib.sha256((project / t).read_bytes()).hexdigest() for t in ARTIFACTS}
-    snakemake(
-        project,
-        "--cores",
-        "2",
-        "--forcerun",
+    rules = (
         "nope_generate",
         "nope_questions",
         "nope_answers",
@@ -486,8 +455,6 @@ def test_nothing_to_do_then_identical_rebuild(project: Path) -> None:
         "nope_lexdiv",
         "nope_table",
         "nope_figure",
-        "--",
-        *TARGETS,
     )
-    after = {t: hashlib.sha256((project / t).read_bytes()).hexdigest() for t in ARTIFACTS}
+    before, after = forced_rebuild(project, rules, TARGETS, ARTIFACTS)
     assert after == before

@@ -14,16 +14,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import copy_project, planned_jobs, run, snakemake
+from pipeline_helpers import built_copy, copy_project, planned_jobs, run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = copy_project(tmp_path_factory.mktemp("demo") / "halluscope")
-    snakemake(root, "--cores", "2", "results/tables/", "all")
-    return root
+    return built_copy(tmp_path_factory.mktemp("demo") / "halluscope", "results/tables/", "all")
 
 
 def edit_params(root: Path, edit) -> None:

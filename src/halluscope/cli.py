@@ -11,33 +11,18 @@ import json
 import sys
 from pathlib import Path
 
+from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
 from halluscope.io import InputError
-
-
-def _json(text: str):
-    return json.loads(text)
-
-
-def _add(sub, name: str, help_text: str, *args: tuple[str, dict]) -> argparse.ArgumentParser:
-    parser = sub.add_parser(name, help=help_text)
-    for flag, kwargs in args:
-        parser.add_argument(flag, **kwargs)
-    return parser
-
-
-P = {"type": Path, "required": True}
-S = {"required": True}
-J = {"type": _json, "required": True}
-I = {"type": int, "required": True}  # noqa: E741
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halluscope", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    _add(
+    add(
         sub,
         "caos",
         "CAOS for hand-made object lists (JSONL) and a word2vec text file",
+        _caos_command,
         ("--objects", P),
         ("--vectors", P),
         ("--frequent", S),
@@ -45,54 +30,52 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out", P),
         ("--k-max", {"type": int, "default": None}),
     )
-    _add(
+    add(
         sub,
         "stage-data",
         "data stage",
+        _data,
         ("--dataset", S),
         ("--annotations", P),
         ("--items", P),
         ("--images", P),
-        ("--options", {"type": _json, "default": {}}),
+        ("--options", {"type": json.loads, "default": {}}),
     )
-    _add(
+    add(
         sub,
         "stage-generate",
         "generate stage",
-        ("--items", P),
-        ("--model-id", S),
-        ("--model", J),
+        _generate,
+        *ANSWER_ARGS,
         ("--instruction-id", S),
         ("--instruction", J),
-        ("--generation", J),
-        ("--template-version", S),
-        ("--cache-mode", S),
-        ("--cache", P),
-        ("--out", P),
     )
-    _add(
+    add(
         sub,
         "stage-extract",
         "extract stage",
+        _extract,
         ("--responses", P),
         ("--synonyms", S),
         ("--variant", S),
         ("--lexicon", S),
         ("--out", P),
     )
-    _add(
+    add(
         sub,
         "stage-oracle",
         "oracle stage",
+        _oracle,
         ("--objects", P),
         ("--items", P),
         ("--method", S),
         ("--out", P),
     )
-    _add(
+    add(
         sub,
         "stage-embed",
         "embed stage",
+        _embed,
         ("--embedder-id", S),
         ("--spec", J),
         ("--frequent", J),
@@ -101,10 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("--missing", P),
         ("objects", {"type": Path, "nargs": "*"}),
     )
-    _add(
+    add(
         sub,
         "stage-score",
         "score stage",
+        _score,
         ("--objects", P),
         ("--oracle", P),
         ("--items", P),
@@ -118,21 +102,23 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out-captions", P),
         ("--out-objects", P),
     )
-    _add(
+    add(
         sub,
         "stage-summarize",
         "pool score files",
+        _summarize,
         ("--table1", J),
         ("--k", I),
         ("--out-summary", P),
         ("--out-objects", P),
         ("--pope", {"type": Path, "nargs": "*", "default": []}),
-        ("captions", {"type": Path, "nargs": "+"}),
+        ("captions", FILES),
     )
-    _add(
+    add(
         sub,
         "stage-pope-questions",
         "POPE questions",
+        _pope_questions,
         ("--items", P),
         ("--setting", S),
         ("--n", I),
@@ -140,33 +126,22 @@ def build_parser() -> argparse.ArgumentParser:
         ("--typo", {"action": "store_true"}),
         ("--out", P),
     )
-    _add(
-        sub,
-        "stage-pope-answers",
-        "POPE answers",
-        ("--items", P),
-        ("--questions", P),
-        ("--model-id", S),
-        ("--model", J),
-        ("--generation", J),
-        ("--template-version", S),
-        ("--cache-mode", S),
-        ("--cache", P),
-        ("--out", P),
-    )
-    _add(
+    add(sub, "stage-pope-answers", "POPE answers", _pope_answers, ("--questions", P), *ANSWER_ARGS)
+    add(
         sub,
         "stage-pope-score",
         "POPE scores",
+        _pope_score,
         ("--questions", P),
         ("--answers", P),
         ("--parser", S),
         ("--out", P),
     )
-    _add(
+    add(
         sub,
         "stage-figure",
         "one CAOS figure",
+        _report,
         ("--figure", S),
         ("--summary", P),
         ("--objects", P),
@@ -178,10 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("--embedders", J),
         ("--out-stem", P),
     )
-    _add(
+    add(
         sub,
         "stage-tables",
         "CAOS LaTeX tables",
+        _report,
         ("--summary", P),
         ("--decimals", I),
         ("--k", I),
@@ -190,28 +166,31 @@ def build_parser() -> argparse.ArgumentParser:
         ("--embedders", J),
         ("--out-dir", P),
         ("--published", {"action": "store_true"}),
-        ("--setting", {"type": _json, "default": {}}),
+        ("--setting", {"type": json.loads, "default": {}}),
     )
-    _add(
+    add(
         sub,
         "stage-assemble",
         "assemble results/tables",
+        _report,
         ("--out-dir", P),
-        ("tables", {"type": Path, "nargs": "+"}),
+        ("tables", FILES),
     )
     _add_command_modules(sub)
     return parser
 
 
 def _add_command_modules(sub) -> None:
-    """Subcommands contributed by ``halluscope.commands.*`` modules (see that package)."""
+    """Subcommands contributed by ``halluscope.commands.*`` modules (``_``-prefixed ones are
+    shared helpers, not commands; see that package)."""
     import importlib
     import pkgutil
 
     import halluscope.commands as commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
+        if not info.name.startswith("_"):
+            importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
 
 
 def _caos_command(args: argparse.Namespace) -> None:
@@ -256,96 +235,120 @@ def _caos_command(args: argparse.Namespace) -> None:
     )
 
 
+def _data(args: argparse.Namespace) -> None:
+    from halluscope.stages import data
+
+    data.run(args.dataset, args.annotations, args.items, args.images, args.options)
+
+
+def _generate(args: argparse.Namespace) -> None:
+    from halluscope.stages import generate
+
+    stats = generate.run(
+        args.items,
+        args.model_id,
+        args.model,
+        args.instruction_id,
+        args.instruction,
+        args.generation,
+        args.template_version,
+        args.cache,
+        args.cache_mode,
+        args.out,
+    )
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _extract(args: argparse.Namespace) -> None:
+    from halluscope.stages import extract
+
+    extract.run(args.responses, args.synonyms, args.variant, args.lexicon, args.out)
+
+
+def _oracle(args: argparse.Namespace) -> None:
+    from halluscope.stages import oracle
+
+    oracle.run(args.objects, args.items, args.method, args.out)
+
+
+def _embed(args: argparse.Namespace) -> None:
+    from halluscope.stages import embed
+
+    embed.run(
+        args.embedder_id,
+        args.spec,
+        args.frequent,
+        args.items,
+        args.objects,
+        args.out,
+        args.missing,
+    )
+
+
+def _score(args: argparse.Namespace) -> None:
+    from halluscope.stages import score
+
+    score.run(
+        args.objects,
+        args.oracle,
+        args.items,
+        args.vectors,
+        args.k,
+        args.k_max,
+        args.frequent,
+        args.model_id,
+        args.instruction_id,
+        args.embedder_id,
+        args.out_captions,
+        args.out_objects,
+    )
+
+
+def _summarize(args: argparse.Namespace) -> None:
+    from halluscope.stages import summarize
+
+    summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
+
+
+def _pope_questions(args: argparse.Namespace) -> None:
+    from halluscope.stages import pope
+
+    pope.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
+
+
+def _pope_answers(args: argparse.Namespace) -> None:
+    from halluscope.stages import pope
+
+    pope.answers(*answer_inputs(args, args.questions), args.out)
+
+
+def _pope_score(args: argparse.Namespace) -> None:
+    from halluscope.stages import pope
+
+    pope.score(args.questions, args.answers, args.parser, args.out)
+
+
+def _report(args: argparse.Namespace) -> None:
+    """``stage-figure``, ``stage-tables``, ``stage-assemble``: the same-named report function."""
+    from halluscope.stages import report
+
+    getattr(report, args.command.removeprefix("stage-"))(args)
+
+
 def dispatch(args: argparse.Namespace) -> None:
-    cmd = args.command
-    if getattr(args, "func", None) is not None:
-        args.func(args)
-    elif cmd == "caos":
-        _caos_command(args)
-    elif cmd == "stage-data":
-        from halluscope.stages import data
+    """Run the handler the subcommand registered (``func``)."""
+    args.func(args)
 
-        data.run(args.dataset, args.annotations, args.items, args.images, args.options)
-    elif cmd == "stage-generate":
-        from halluscope.stages import generate
 
-        stats = generate.run(
-            args.items,
-            args.model_id,
-            args.model,
-            args.instruction_id,
-            args.instruction,
-            args.generation,
-            args.template_version,
-            args.cache,
-            args.cache_mode,
-            args.out,
-        )
-        print(json.dumps(stats, sort_keys=True), file=sys.stderr)
-    elif cmd == "stage-extract":
-        from halluscope.stages import extract
+def input_error_exit(prog: str, err: Exception) -> int:
+    """Print ``<prog>: error: <message>`` (a KeyError's key, unquoted) and return exit status 2.
 
-        extract.run(args.responses, args.synonyms, args.variant, args.lexicon, args.out)
-    elif cmd == "stage-oracle":
-        from halluscope.stages import oracle
-
-        oracle.run(args.objects, args.items, args.method, args.out)
-    elif cmd == "stage-embed":
-        from halluscope.stages import embed
-
-        embed.run(
-            args.embedder_id,
-            args.spec,
-            args.frequent,
-            args.items,
-            args.objects,
-            args.out,
-            args.missing,
-        )
-    elif cmd == "stage-score":
-        from halluscope.stages import score
-
-        score.run(
-            args.objects,
-            args.oracle,
-            args.items,
-            args.vectors,
-            args.k,
-            args.k_max,
-            args.frequent,
-            args.model_id,
-            args.instruction_id,
-            args.embedder_id,
-            args.out_captions,
-            args.out_objects,
-        )
-    elif cmd == "stage-summarize":
-        from halluscope.stages import summarize
-
-        summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
-    elif cmd.startswith("stage-pope-"):
-        from halluscope.stages import pope
-
-        if cmd == "stage-pope-questions":
-            pope.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
-        elif cmd == "stage-pope-answers":
-            pope.answers(
-                args.items,
-                args.questions,
-                args.model_id,
-                args.model,
-                args.generation,
-                args.template_version,
-                args.cache,
-                args.cache_mode,
-                args.out,
-            )
-        else:
-            pope.score(args.questions, args.answers, args.parser, args.out)
-    elif cmd in ("stage-figure", "stage-tables", "stage-assemble"):
-        from halluscope.stages import report
-
-        getattr(report, cmd.removeprefix("stage-"))(args)
+    Why shared: ``halluscope`` and the ``python -m halluscope.stages.*`` entry points promise the
+    same one-line error for bad input, never a traceback.
+    """
+    message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,9 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         dispatch(args)
     except (InputError, ValueError, KeyError, FileNotFoundError, RuntimeError, OSError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"halluscope {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        return input_error_exit(f"halluscope {args.command}", err)
     return 0
 
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from halluscope.models.base import Backend, Request, user_message
+from halluscope.models.base import Backend, Request, image_request
 from halluscope.models.cache import ResponseCache, is_success
 from halluscope.objects.normalize import lemmatize, singularize
 
@@ -91,14 +91,11 @@ def oracle_request(
     item: Mapping[str, Any], name: str, member: str, params: Mapping[str, Any]
 ) -> Request:
     """One member's question about one object of one image (image by path + content hash)."""
-    image_id = str(item["image_id"])
-    return Request(
-        request_id=f"oracle/{member}/{image_id}/{name}",
-        image_id=image_id,
-        image_path=item.get("image"),
-        image_sha256=item.get("image_sha256"),
-        messages=(user_message(question(name)),),
-        params=dict(params),
+    return image_request(
+        item,
+        f"oracle/{member}/{item['image_id']}/{name}",
+        question(name),
+        params=params,
         task="oracle",
         meta={"object": name},
     )

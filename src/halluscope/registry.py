@@ -19,6 +19,7 @@ CORE_CODE = [
     "src/halluscope/config.py",
     "src/halluscope/io.py",
     "src/halluscope/cli.py",
+    "src/halluscope/commands/_args.py",
     "config/params.schema.json",
 ]
 

@@ -13,34 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-P = {"type": Path, "required": True}
-S = {"required": True}
-J = {"type": json.loads, "required": True}
-I = {"type": int, "required": True}  # noqa: E741
-FILES = {"type": Path, "nargs": "+"}
+from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
+
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
-
-
-def _add(sub: Any, name: str, help_text: str, func: Any, *args: tuple[str, dict]) -> None:
-    parser = sub.add_parser(name, help=help_text)
-    for flag, kwargs in args:
-        parser.add_argument(flag, **kwargs)
-    parser.set_defaults(func=func)
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the Tri-HE and PhD stage subcommands."""
-    answer_args = (
-        ("--items", P),
-        ("--model-id", S),
-        ("--model", J),
-        ("--generation", J),
-        ("--template-version", S),
-        ("--cache-mode", S),
-        ("--cache", P),
-        ("--out", P),
-    )
-    _add(
+    add(
         subparsers,
         "stage-trihe-questions",
         "Tri-HE questions (checked against the items)",
@@ -49,16 +29,16 @@ def add_parser(subparsers: Any) -> None:
         ("--questions", P),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-trihe-answers",
         "Tri-HE answers of one model",
         _trihe_answers,
         ("--questions", P),
         ("--mitigation", S),
-        *answer_args,
+        *ANSWER_ARGS,
     )
-    _add(
+    add(
         subparsers,
         "stage-trihe-triplets",
         "Tri-HE triplet extraction",
@@ -68,7 +48,7 @@ def add_parser(subparsers: Any) -> None:
         ("--cache", P),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-trihe-judge",
         "Tri-HE judgements and Hallu_Q / Hallu_I",
@@ -81,7 +61,7 @@ def add_parser(subparsers: Any) -> None:
         ("--out-judgments", P),
         ("--out-scores", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-trihe-table",
         "Tri-HE LaTeX table",
@@ -94,7 +74,7 @@ def add_parser(subparsers: Any) -> None:
         ("--out", P),
         ("scores", FILES),
     )
-    _add(
+    add(
         subparsers,
         "stage-trihe-figure",
         "Tri-HE object vs relation bars",
@@ -105,7 +85,7 @@ def add_parser(subparsers: Any) -> None:
         ("--out-stem", P),
         ("scores", FILES),
     )
-    _add(
+    add(
         subparsers,
         "stage-phd-prompts",
         "PhD prompts per mode",
@@ -115,15 +95,15 @@ def add_parser(subparsers: Any) -> None:
         ("--modes", J),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-phd-answers",
         "PhD answers of one model",
         _phd_answers,
         ("--prompts", P),
-        *answer_args,
+        *ANSWER_ARGS,
     )
-    _add(
+    add(
         subparsers,
         "stage-phd-score",
         "PhD Index of one model",
@@ -131,7 +111,7 @@ def add_parser(subparsers: Any) -> None:
         ("--answers", P),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-phd-table",
         "PhD LaTeX table",
@@ -143,7 +123,7 @@ def add_parser(subparsers: Any) -> None:
         ("--out", P),
         ("reports", FILES),
     )
-    _add(
+    add(
         subparsers,
         "stage-phd-figure",
         "PhD mode x task heatmap",
@@ -188,18 +168,7 @@ def _trihe_questions(args: argparse.Namespace) -> None:
 def _trihe_answers(args: argparse.Namespace) -> None:
     from halluscope.stages import trihe
 
-    trihe.answers(
-        args.items,
-        args.questions,
-        args.model_id,
-        args.model,
-        args.generation,
-        args.template_version,
-        args.cache,
-        args.cache_mode,
-        args.mitigation,
-        args.out,
-    )
+    trihe.answers(*answer_inputs(args, args.questions), args.mitigation, args.out)
 
 
 def _trihe_triplets(args: argparse.Namespace) -> None:
@@ -259,17 +228,7 @@ def _phd_prompts(args: argparse.Namespace) -> None:
 def _phd_answers(args: argparse.Namespace) -> None:
     from halluscope.stages import phd
 
-    phd.answers(
-        args.items,
-        args.prompts,
-        args.model_id,
-        args.model,
-        args.generation,
-        args.template_version,
-        args.cache,
-        args.cache_mode,
-        args.out,
-    )
+    phd.answers(*answer_inputs(args, args.prompts), args.out)
 
 
 def _phd_score(args: argparse.Namespace) -> None:

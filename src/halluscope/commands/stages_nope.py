@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from halluscope.commands.stages_benchmarks import FILES, I, J, P, S, _add, _by_model
+from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, add, answer_inputs
+from halluscope.commands.stages_benchmarks import _by_model
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the NOPE stage subcommands."""
-    _add(
+    add(
         subparsers,
         "stage-nope-generate",
         "NOPE list-then-rewrite for one shard of the items",
@@ -32,7 +33,7 @@ def add_parser(subparsers: Any) -> None:
         ("--shards", I),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-questions",
         "NOPE questions: merged shards + other questions",
@@ -43,31 +44,24 @@ def add_parser(subparsers: Any) -> None:
         ("--out-report", P),
         ("shards", FILES),
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-answers",
         "NOPE answers of one model",
         _answers,
-        ("--items", P),
         ("--questions", P),
-        ("--model-id", S),
-        ("--model", J),
-        ("--generation", J),
-        ("--template-version", S),
-        ("--cache-mode", S),
-        ("--cache", P),
-        ("--out", P),
+        *ANSWER_ARGS,
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-score",
         "NOPE accuracy, METEOR and NegP accuracy of one model",
         _score,
         ("--answers", P),
-        ("--meteor", {"type": json.loads, "required": True}),
+        ("--meteor", J),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-lexdiv",
         "MATTR, MTLD and HD-D of the NOPE question sets",
@@ -75,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
         ("--questions", P),
         ("--out", P),
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-table",
         "NOPE LaTeX tables (Table 3 layout and breakdown)",
@@ -88,7 +82,7 @@ def add_parser(subparsers: Any) -> None:
         ("--out-breakdown", P),
         ("scores", FILES),
     )
-    _add(
+    add(
         subparsers,
         "stage-nope-figure",
         "NOPE accuracy per question type",
@@ -121,17 +115,7 @@ def _questions(args: argparse.Namespace) -> None:
 def _answers(args: argparse.Namespace) -> None:
     from halluscope.stages import nope
 
-    nope.answers(
-        args.items,
-        args.questions,
-        args.model_id,
-        args.model,
-        args.generation,
-        args.template_version,
-        args.cache,
-        args.cache_mode,
-        args.out,
-    )
+    nope.answers(*answer_inputs(args, args.questions), args.out)
 
 
 def _score(args: argparse.Namespace) -> None:

@@ -131,6 +131,16 @@ def load_sentence_model(model: str | Path | None = None, device: str | None = No
     return SentenceTransformer(source, device=_device(device))
 
 
+def _encoder(encoder: TextEncoder | str | Path | None, device: str | None) -> TextEncoder:
+    """``encoder`` itself, or the sentence model it names (``None``: the shipped MiniLM).
+
+    Why: the similarity judges take a ready encoder (shared between judges) or a model to load.
+    """
+    if encoder is None or isinstance(encoder, str | Path):
+        return load_sentence_model(encoder, device)
+    return encoder
+
+
 def claim_text(claim: Claim) -> str:
     """The claim as the released judge embeds it: its parts joined by single spaces."""
     if isinstance(claim, Triplet):
@@ -203,9 +213,7 @@ class SimilarityJudge:
         batch_size: int = 64,
         device: str | None = None,
     ) -> None:
-        if encoder is None or isinstance(encoder, str | Path):
-            encoder = load_sentence_model(encoder, device)
-        self.encoder = encoder
+        self.encoder = _encoder(encoder, device)
         self.keep_threshold = keep_threshold
         self.top_k = top_k
         self.threshold = threshold
@@ -287,9 +295,7 @@ class SlotSimilarityJudge:
         batch_size: int = 64,
         device: str | None = None,
     ) -> None:
-        if encoder is None or isinstance(encoder, str | Path):
-            encoder = load_sentence_model(encoder, device)
-        self.encoder = encoder
+        self.encoder = _encoder(encoder, device)
         self.threshold = threshold
         self.batch_size = batch_size
 

@@ -71,6 +71,33 @@ class Request:
         return ""
 
 
+def image_request(
+    item: Mapping[str, Any],
+    request_id: str,
+    text: str,
+    *,
+    params: Mapping[str, Any],
+    task: str,
+    meta: Mapping[str, Any],
+) -> Request:
+    """A single-turn request about one item's image, sent by path plus content hash.
+
+    Why one builder: captions, the oracle and every benchmark's answers ask about an item's
+    image; building those requests in one place keeps the image fields, and so the cache keys,
+    the same for all of them.
+    """
+    return Request(
+        request_id=request_id,
+        image_id=str(item["image_id"]),
+        image_path=item.get("image"),
+        image_sha256=item.get("image_sha256"),
+        messages=(user_message(text),),
+        params=dict(params),
+        task=task,
+        meta=dict(meta),
+    )
+
+
 @dataclass(frozen=True)
 class Response:
     """One model answer. ``identity`` is the backend identity (name + revision) that produced it."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import write_jsonl
-from halluscope.models.base import Backend, Request, user_message
+from halluscope.models.base import Backend, Request, image_request
 from halluscope.models.cache import ResponseCache, is_success
 
 
@@ -27,14 +27,11 @@ def caption_request(
     gen_params: Mapping[str, Any],
 ) -> Request:
     """One item's request: the instruction as the single user turn, the image by path + hash."""
-    image_id = str(item["image_id"])
-    return Request(
-        request_id=f"{model_name}/{instruction_id}/{image_id}",
-        image_id=image_id,
-        image_path=item.get("image"),
-        image_sha256=item.get("image_sha256"),
-        messages=(user_message(instruction),),
-        params=dict(gen_params),
+    return image_request(
+        item,
+        f"{model_name}/{instruction_id}/{item['image_id']}",
+        instruction,
+        params=gen_params,
         task="caption",
         meta={"instruction_id": instruction_id},
     )

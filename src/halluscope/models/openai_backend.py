@@ -596,12 +596,7 @@ def _completion_text(completion: Any) -> tuple[str, dict[str, Any]]:
     return text, meta
 
 
-_SPEC_KEYS = {
-    "backend",
-    "model",
-    "name",
-    "base_url",
-    "api_key_env",
+_OPTION_KEYS = (
     "revision",
     "max_in_flight",
     "timeout",
@@ -611,7 +606,9 @@ _SPEC_KEYS = {
     "json_schema",
     "errors",
     "jitter_seed",
-}
+)
+"""Spec keys passed on as they are to :class:`OpenAIChatBackend` (keyword arguments)."""
+_SPEC_KEYS = {"backend", "model", "name", "base_url", "api_key_env", *_OPTION_KEYS}
 
 
 @register_backend("openai")
@@ -640,21 +637,7 @@ def from_spec(
             f"openai model spec for {model!r} needs 'base_url' (e.g. https://api.openai.com/v1 or "
             "http://127.0.0.1:8000/v1): requests go only where the spec says"
         )
-    options = {
-        key: spec[key]
-        for key in (
-            "revision",
-            "max_in_flight",
-            "timeout",
-            "max_retries",
-            "backoff_base",
-            "backoff_max",
-            "json_schema",
-            "errors",
-            "jitter_seed",
-        )
-        if key in spec
-    }
+    options = {key: spec[key] for key in _OPTION_KEYS if key in spec}
     api_key_env = spec.get("api_key_env", DEFAULT_API_KEY_ENV)
     return OpenAIChatBackend(
         model,  # type: ignore[arg-type]

@@ -126,6 +126,18 @@ def _select(
     return objects[keep]
 
 
+def _model_legend(fig: Figure, handles: Sequence[Any], names: Sequence[str]) -> None:
+    """One model legend right of all panels (Figures 4 and 5), so no panel is covered."""
+    fig.legend(
+        handles,
+        names,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        frameon=False,
+        title="Model",
+    )
+
+
 def _finish(fig: Figure, stem: str | Path) -> list[Path]:
     paths = savefig(fig, stem)
     plt.close(fig)
@@ -283,14 +295,7 @@ def plot_ksweep(
             ax.set_title(embedder_label(embedder))
         axes[0][0].set_ylabel(_CAOS_MATH["CAOS_K"])
         handles, names = axes[0][0].get_legend_handles_labels()
-        fig.legend(
-            handles,
-            names,
-            loc="center left",
-            bbox_to_anchor=(1.0, 0.5),
-            frameon=False,
-            title="Model",
-        )
+        _model_legend(fig, handles, names)
         fig.suptitle(_title("CAOS$_{K}$ for k = 1…10", models))
         fig.tight_layout()
         return _finish(fig, stem)
@@ -403,14 +408,7 @@ def plot_subsets(
         if legend is not None:
             handles, names = axes[0][0].get_legend_handles_labels()
             legend.remove()
-            fig.legend(
-                handles,
-                names,
-                loc="center left",
-                bbox_to_anchor=(1.0, 0.5),
-                frameon=False,
-                title="Model",
-            )
+            _model_legend(fig, handles, names)
         fig.suptitle(_title("CAOS scores on subsets of hallucinated objects", models))
         fig.tight_layout()
         return _finish(fig, stem)

@@ -1,12 +1,13 @@
-"""Answering benchmark questions through the response cache (shared by Tri-HE and PhD).
+"""Answering benchmark questions through the response cache (shared by POPE, Tri-HE, PhD, NOPE).
 
-Why a helper: both benchmarks send one request per question to any backend, resume from the
-cache, and must never write a partial answer file. They also share one subtlety of the simulated
-LVLMs: a ``sim`` backend answers from the answer key in ``Request.meta`` (it is a test
-instrument), and ``meta`` is not part of the cache key. So for ``sim`` backends the template
-version gets a digest of the answer keys of the whole run: editing a label or a reference triplet
-of the demo questions re-asks the sim instead of replaying an answer made from the old key.
-Real backends never see ``meta`` and keep the plain template version.
+Why a helper: every benchmark sends one request per question to any backend (built with
+:func:`halluscope.models.base.image_request`), resumes from the cache, and must never write a
+partial answer file. They also share one subtlety of the simulated LVLMs: a ``sim`` backend
+answers from the answer key in ``Request.meta`` (it is a test instrument), and ``meta`` is not
+part of the cache key. So for ``sim`` backends the template version gets a digest of the answer
+keys of the whole run: editing a label or a reference triplet of the demo questions re-asks the
+sim instead of replaying an answer made from the old key. Real backends never see ``meta`` and
+keep the plain template version.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from halluscope.cli import input_error_exit
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
@@ -248,9 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.func(args)
     except (InputError, ValueError, KeyError, FileNotFoundError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"halluscope extract: error: {message}", file=sys.stderr)
-        return 2
+        return input_error_exit("halluscope extract", err)
     return 0
 
 

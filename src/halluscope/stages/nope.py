@@ -38,6 +38,9 @@ ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 """The answering prompt: the question plus LLaVA-1.5's short-answer VQA instruction, so that
 exact match and METEOR compare short answers as in VQA."""
 
+TRUTH_KEYS = ("is_negp", "reference", "acceptable_answers", "question_type")
+"""The answer key a simulated LVLM reads from ``Request.meta`` (and the sim-truth digest covers)."""
+
 QUESTION_TYPES = ("color", "object", "location", "counting", "person")
 """NOPE §6.2's question types, in the paper's order."""
 
@@ -333,33 +336,24 @@ def answers(
     Each record carries what :func:`halluscope.metrics.nope.score_answers` needs, so
     ``halluscope nope --answers`` scores an answer file by hand.
     """
-    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.models.base import image_request, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
     backend = make_backend(model_spec, items=items, model_name=model_id)
+    params = generation_params(generation)
     rows = read_jsonl(questions_path)
-    requests = []
-    for q in rows:
-        item = items[q["image_id"]]
-        requests.append(
-            Request(
-                request_id=f"{model_id}/nope/{q['question_id']}",
-                image_id=item["image_id"],
-                image_path=item.get("image"),
-                image_sha256=item.get("image_sha256"),
-                messages=(user_message(ANSWER_PROMPT.format(question=q["question"])),),
-                params=generation_params(generation),
-                task="nope",
-                meta={
-                    "question_id": q["question_id"],
-                    "is_negp": q["is_negp"],
-                    "reference": q["reference"],
-                    "acceptable_answers": q["acceptable_answers"],
-                    "question_type": q["question_type"],
-                },
-            )
+    requests = [
+        image_request(
+            items[q["image_id"]],
+            f"{model_id}/nope/{q['question_id']}",
+            ANSWER_PROMPT.format(question=q["question"]),
+            params=params,
+            task="nope",
+            meta={key: q[key] for key in ("question_id", *TRUTH_KEYS)},
         )
+        for q in rows
+    ]
     responses = resolve(
         backend,
         requests,
@@ -367,7 +361,7 @@ def answers(
         cache_mode=cache_mode,
         template_version=template_version,
         batch_size=int(generation.get("batch_size", 8)),
-        truth_keys=("is_negp", "reference", "acceptable_answers", "question_type"),
+        truth_keys=TRUTH_KEYS,
         what="NOPE answers",
     )
     write_jsonl(

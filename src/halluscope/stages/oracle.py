@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from halluscope.cli import input_error_exit
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
 
@@ -186,9 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             pool(args.oracle_files, args.items, args.out)
     except (InputError, ValueError, KeyError, FileNotFoundError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"halluscope oracle: error: {message}", file=sys.stderr)
-        return 2
+        return input_error_exit("halluscope oracle", err)
     return 0
 
 

@@ -80,27 +80,24 @@ def answers(
     out: Path,
 ) -> None:
     """Every prompt answered by one model, with the image, through the response cache."""
-    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.models.base import image_request, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
     backend = make_backend(model_spec, items=items, model_name=model_id)
+    params = generation_params(generation)
     rows = read_jsonl(prompts_path)
-    requests = []
-    for p in rows:
-        item = items[p["image_id"]]
-        requests.append(
-            Request(
-                request_id=f"{model_id}/phd/{p['id']}",
-                image_id=item["image_id"],
-                image_path=item.get("image"),
-                image_sha256=item.get("image_sha256"),
-                messages=(user_message(p["question"]),),
-                params=generation_params(generation),
-                task="phd",
-                meta={"id": p["id"], "label": p["label"], "mode": p["mode"]},
-            )
+    requests = [
+        image_request(
+            items[p["image_id"]],
+            f"{model_id}/phd/{p['id']}",
+            p["question"],
+            params=params,
+            task="phd",
+            meta={"id": p["id"], "label": p["label"], "mode": p["mode"]},
         )
+        for p in rows
+    ]
     responses = resolve(
         backend,
         requests,

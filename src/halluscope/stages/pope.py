@@ -34,27 +34,23 @@ def answers(
     out: Path,
 ) -> None:
     """Every question answered by one model through the response cache (resumable)."""
-    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.models.base import image_request, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
     backend = make_backend(model_spec, items=items, model_name=model_id)
     params = generation_params(generation)
-    requests = []
-    for q in read_jsonl(questions_path):
-        item = items[str(q["image"])]
-        requests.append(
-            Request(
-                request_id=f"{model_id}/pope/{q['question_id']}",
-                image_id=item["image_id"],
-                image_path=item.get("image"),
-                image_sha256=item.get("image_sha256"),
-                messages=(user_message(q["text"]),),
-                params=params,
-                task="yesno",
-                meta={"question_id": q["question_id"]},
-            )
+    requests = [
+        image_request(
+            items[str(q["image"])],
+            f"{model_id}/pope/{q['question_id']}",
+            q["text"],
+            params=params,
+            task="yesno",
+            meta={"question_id": q["question_id"]},
         )
+        for q in read_jsonl(questions_path)
+    ]
     responses = resolve(
         backend,
         requests,

@@ -182,7 +182,7 @@ def answers(
     out: Path,
 ) -> None:
     """Every question answered by one model (directly, or describe-then-answer)."""
-    from halluscope.models.base import Request, make_backend, user_message
+    from halluscope.models.base import Request, image_request, make_backend, user_message
     from halluscope.stages.answering import generation_params, resolve
 
     if mitigation not in MITIGATIONS:
@@ -194,26 +194,17 @@ def answers(
     qs = read_jsonl(questions_path)
     common = {"cache_dir": cache_dir, "cache_mode": cache_mode, "batch_size": batch}
     first_task = "trihe" if mitigation == "none" else "trihe-describe"
-    first = []
-    for q in qs:
-        item = items[q["image_id"]]
-        text = q["question"] if mitigation == "none" else DESCRIBE_PROMPT.format(**q)
-        first.append(
-            Request(
-                request_id=f"{model_id}/trihe/{first_task}/{q['question_id']}",
-                image_id=item["image_id"],
-                image_path=item.get("image"),
-                image_sha256=item.get("image_sha256"),
-                messages=(user_message(text),),
-                params=params,
-                task=first_task,
-                meta={
-                    "question_id": q["question_id"],
-                    "question": q["question"],
-                    "triplets": q["triplets"],
-                },
-            )
+    first = [
+        image_request(
+            items[q["image_id"]],
+            f"{model_id}/trihe/{first_task}/{q['question_id']}",
+            q["question"] if mitigation == "none" else DESCRIBE_PROMPT.format(**q),
+            params=params,
+            task=first_task,
+            meta={key: q[key] for key in ("question_id", "question", "triplets")},
         )
+        for q in qs
+    ]
     responses = resolve(
         backend,
         first,

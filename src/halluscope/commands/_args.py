@@ -1,0 +1,65 @@
+"""Declarative argparse helpers shared by ``halluscope.cli`` and the stage command modules.
+
+Why one module: every stage subcommand is a list of ``(flag, kind)`` pairs of the same few kinds
+(a path, a string, JSON, an integer, input files), and every model-answering stage takes the
+same model, generation and cache flags. Not a command module itself: the leading underscore
+keeps it out of the discovery in :func:`halluscope.cli._add_command_modules`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+P = {"type": Path, "required": True}
+S = {"required": True}
+J = {"type": json.loads, "required": True}
+I = {"type": int, "required": True}  # noqa: E741
+FILES = {"type": Path, "nargs": "+"}
+
+ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
+    ("--items", P),
+    ("--model-id", S),
+    ("--model", J),
+    ("--generation", J),
+    ("--template-version", S),
+    ("--cache-mode", S),
+    ("--cache", P),
+    ("--out", P),
+)
+"""The flags of every ``stage-*-answers`` command but its questions file (and its own extras)."""
+
+
+def add(
+    sub: Any,
+    name: str,
+    help_text: str,
+    func: Callable[[argparse.Namespace], None],
+    *args: tuple[str, dict],
+) -> None:
+    """Add subcommand ``name`` with the ``(flag, kwargs)`` arguments; ``func`` handles it."""
+    parser = sub.add_parser(name, help=help_text)
+    for flag, kwargs in args:
+        parser.add_argument(flag, **kwargs)
+    parser.set_defaults(func=func)
+
+
+def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
+    """The leading positional arguments of every ``halluscope.stages.<benchmark>.answers``.
+
+    Why: the stages take the same items, model, generation and cache arguments in the same
+    order; only the questions file (``--questions`` or ``--prompts``) and the trailing ones differ.
+    """
+    return (
+        args.items,
+        questions,
+        args.model_id,
+        args.model,
+        args.generation,
+        args.template_version,
+        args.cache,
+        args.cache_mode,
+    )
