@@ -243,6 +243,20 @@ class SimilarityJudge:
         _, _, kept, top = self._select(claims, references)
         return [k if k else t for k, t in zip(kept, top, strict=True)]
 
+    def prefetch(self, cases: Sequence[tuple[Sequence[Claim], Sequence[Reference]]]) -> None:
+        """Encode every text the cases will need in two large batches (claims and references,
+        then the joined premises); worth it with a :class:`CachedEncoder` only."""
+        cases = [(c, r) for c, r in cases if c and r]
+        self._encode(
+            [claim_text(x) for c, _ in cases for x in c]
+            + [reference_text(x) for _, r in cases for x in r]
+        )
+        joined: list[str] = []
+        for claims, references in cases:
+            _, _, kept, top = self._select(claims, references)
+            joined += [" ".join(x) for x in kept + top if x]
+        self._encode(list(dict.fromkeys(joined)))
+
     def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
         """Judge the claims of one image against that image's reference triplets."""
         if not claims:
@@ -308,6 +322,11 @@ class SlotSimilarityJudge:
             self.encoder.encode(distinct, batch_size=self.batch_size, convert_to_numpy=True)
         )
         return dict(zip(distinct, matrix, strict=True))
+
+    def prefetch(self, cases: Sequence[tuple[Sequence[Claim], Sequence[Reference]]]) -> None:
+        """Encode every part of every case in one batch (see :meth:`SimilarityJudge.prefetch`)."""
+        items = [x for claims, refs in cases if claims for x in (*claims, *refs)]
+        self.vectors(x for p in (_parts(i) for i in items) if p is not None for x in p)
 
     def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
         """Judge the claims of one image against that image's reference triplets."""

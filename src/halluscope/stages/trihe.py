@@ -371,6 +371,16 @@ def judge(
             threshold=settings["threshold"],
             retriever=judge_objects["similarity"],
         )
+    cases = [
+        (
+            [tuple(t) for t in row["triplets"]],
+            [Triplet(*[str(x) for x in t]) for t in items[row["image_id"]].get("relations", [])],
+        )
+        for row in rows
+    ]
+    for name in ("slots", "similarity"):  # batched encodings: the loop then hits the cache
+        if name in judge_objects:
+            judge_objects[name].prefetch(cases)
     per_row: list[dict[str, Any]] = [{} for _ in rows]
     for row, out in zip(rows, per_row, strict=True):
         item = items[row["image_id"]]
