@@ -342,6 +342,10 @@ def test_tables_say_simulated() -> None:
     latex = trihe_table_latex(scores, ["sim-a"], ["slots", "similarity"], 1)
     assert "simulated" in latex and "\\toprule" in latex and "12.0" in latex
     assert latex.count("Hallu$_{\\mathrm{Q}}\\downarrow") == 4
+    assert "Injected" not in latex  # only when every model recorded what it injected
+    scores["sim-a"]["injected"] = {"triplets": 8, "object_errors": 1, "relation_errors": 3}
+    latex = trihe_table_latex(scores, ["sim-a"], ["slots", "similarity"], 1)
+    assert "Injected" in latex and "& 50.0 & 12.5 & 37.5 \\\\" in latex
     cell = {"overall": 0.5}
     report = {
         "overall": 0.5,

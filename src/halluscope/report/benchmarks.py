@@ -141,6 +141,14 @@ def trihe_frame(
             value = rates.get(judge, {}).get(key)
             row.append(float("nan") if value is None else float(value))
         rows.append(row)
+    injected = [scores.get(m, {}).get("injected") for m in models]
+    if models and all(injected):  # simulated models: what they injected, next to what was found
+        for part in ("overall", "object", "relation"):
+            columns.append(("Injected", part.title(), r"\% triplets"))
+        for row, inj in zip(rows, injected, strict=True):
+            n = inj["triplets"]
+            obj, rel = inj["object_errors"], inj["relation_errors"]
+            row += [100.0 * x / n if n else float("nan") for x in (obj + rel, obj, rel)]
     frame = pd.DataFrame(
         rows,
         index=pd.Index([latex_escape(m) for m in models]),
@@ -171,6 +179,12 @@ def trihe_table_latex(
         "hallucinations (split by the paper's definitions)"
         + (f"; {latex_escape(others)}: overall." if others else ".")
         + (" Answers use the triplet-description mitigation." if mitigation == "describe" else "")
+        + (
+            " Injected: the share of the simulated answers' triplets given a wrong object or "
+            "relation (pooled over triplets, while Hallu$_{\\mathrm{Q}}$ averages per question)."
+            if "Injected" in frame.columns.get_level_values(0)
+            else ""
+        )
     )
     column_format = "l" + "r" * frame.shape[1]
     return _to_latex(
