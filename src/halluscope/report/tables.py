@@ -23,6 +23,7 @@ GENERAL_ROWS: tuple[tuple[str, str], ...] = (
     ("precision", "Precision"),
     ("recall", "Recall"),
     ("objects_per_caption", r"\# Objects"),
+    ("unique_objects_per_caption", r"\# Objects (distinct)"),
     ("CHAIR_S", r"CHAIR$_S$"),
     ("POPE_F1", "POPE-F1"),
 )
@@ -273,6 +274,8 @@ def table1_latex(
         + (", POPE-F1" if has_pope else "")
         + f" and CAOS scores ({names} embeddings) per model"
         + (", pooled over the Table~1 instructions." if instruction_id == "table1" else ".")
+        + r" \# Objects counts every object mention of a caption's list (a repeated name again;"
+        " out-of-domain objects whether verified or not); distinct counts each name once."
         + (_PUBLISHED_NOTE if published else "")
     )
     return _render(

@@ -15,6 +15,7 @@ KEYS = ("model", "embedder", "instruction_id", "image_id")
 CAPTION_COLUMNS = (
     *KEYS,
     "n_objects",
+    "n_unique_objects",
     "n_in_domain",
     "n_hallucinated",
     "n_in_domain_hallucinated",
@@ -90,6 +91,7 @@ def run(
             {
                 **key,
                 "n_objects": len(objs),
+                "n_unique_objects": len({o.name for o in objs}),
                 "n_in_domain": sum(o.in_domain for o in objs),
                 "n_hallucinated": sum(o.present is False for o in objs),
                 "n_in_domain_hallucinated": sum(o.in_domain and o.present is False for o in objs),

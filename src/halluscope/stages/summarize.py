@@ -1,7 +1,9 @@
 """Summarize stage: pool per-job score files into ``summary.csv`` and ``objects.csv``.
 
 Definitions (per group of captions):
-* ``objects_per_caption`` = mean number of objects in L;
+* ``objects_per_caption`` = mean number of objects in L (every mention: a repeated name counts
+  again, an out-of-domain object counts whether the oracle verified it or not);
+* ``unique_objects_per_caption`` = mean number of distinct names in L;
 * ``precision`` = genuine objects / verified objects (unverified ones left out);
 * ``recall`` = GT objects mentioned / GT objects (micro over captions);
 * ``CHAIR_S`` = captions with a hallucinated MSCOCO object / captions;
@@ -25,6 +27,7 @@ SUMMARY_COLUMNS = (
     "n_captions",
     "n_no_hallucination",
     "objects_per_caption",
+    "unique_objects_per_caption",
     "precision",
     "recall",
     "CHAIR_S",
@@ -47,6 +50,7 @@ def summarize_group(rows: list[dict[str, str]]) -> dict:
         c: sum(int(r[c]) for r in rows)
         for c in (
             "n_objects",
+            "n_unique_objects",
             "n_in_domain",
             "n_hallucinated",
             "n_in_domain_hallucinated",
@@ -61,6 +65,7 @@ def summarize_group(rows: list[dict[str, str]]) -> dict:
         "n_captions": len(rows),
         "n_no_hallucination": caos["n_no_hallucination"],
         "objects_per_caption": ints["n_objects"] / len(rows) if rows else None,
+        "unique_objects_per_caption": ints["n_unique_objects"] / len(rows) if rows else None,
         "precision": _ratio(verified - ints["n_hallucinated"], verified),
         "recall": _ratio(ints["n_gt_mentioned"], ints["n_gt"]),
         "CHAIR_S": sum(int(r["n_in_domain_hallucinated"]) > 0 for r in rows) / len(rows),
