@@ -5,23 +5,11 @@ from __future__ import annotations
 import pytest
 
 from halluscope.metrics.caos import SCORES
-from halluscope.stages.summarize import summarize_group
+from halluscope.stages.summarize import COUNT_COLUMNS, summarize_group
 
 
 def row(**counts: int) -> dict[str, str]:
-    base = dict.fromkeys(
-        (
-            "n_objects",
-            "n_unique_objects",
-            "n_in_domain",
-            "n_hallucinated",
-            "n_in_domain_hallucinated",
-            "n_unverified",
-            "n_gt",
-            "n_gt_mentioned",
-        ),
-        0,
-    )
+    base = dict.fromkeys(COUNT_COLUMNS, 0)
     base.update(counts)
     return {**{k: str(v) for k, v in base.items()}, **dict.fromkeys(SCORES, "")}
 

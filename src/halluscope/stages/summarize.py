@@ -19,6 +19,7 @@ from pathlib import Path
 
 from halluscope.metrics.caos import SCORES, aggregate
 from halluscope.stages.csvio import as_float, read_csv, write_csv
+from halluscope.stages.score import CAPTION_COLUMNS
 
 SUMMARY_COLUMNS = (
     "model",
@@ -40,25 +41,17 @@ SUMMARY_COLUMNS = (
 )
 
 
+#: Per-caption counts (stages/score.py) that the summary pools.
+COUNT_COLUMNS = tuple(c for c in CAPTION_COLUMNS if c.startswith("n_") and c != "n_scored")
+
+
 def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
 def summarize_group(rows: list[dict[str, str]]) -> dict:
     """Summary metrics of a group of caption rows (see module docstring)."""
-    ints = {
-        c: sum(int(r[c]) for r in rows)
-        for c in (
-            "n_objects",
-            "n_unique_objects",
-            "n_in_domain",
-            "n_hallucinated",
-            "n_in_domain_hallucinated",
-            "n_unverified",
-            "n_gt",
-            "n_gt_mentioned",
-        )
-    }
+    ints = {c: sum(int(r[c]) for r in rows) for c in COUNT_COLUMNS}
     verified = ints["n_objects"] - ints["n_unverified"]
     caos = aggregate({s: as_float(r[s]) for s in SCORES} for r in rows)
     return {
