@@ -29,6 +29,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
+	$(BIN)/ruff format --check src tests scripts benchmarks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
 
 paper: demo

@@ -43,14 +43,30 @@ def parser() -> ObjectParser:
 def test_coco_classes_and_frequency_order() -> None:
     assert len(COCO_CLASSES) == 80 == len(set(COCO_CLASSES))
     assert COCO_CLASSES[:10] == (
-        "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
+        "person",
+        "bicycle",
+        "car",
+        "motorcycle",
+        "airplane",
+        "bus",
+        "train",
+        "truck",
+        "boat",
         "traffic light",
     )
     assert COCO_CLASSES[-1] == "toothbrush"
     assert sorted(COCO_FREQUENCY_ORDER) == sorted(COCO_CLASSES)
     assert COCO_FREQUENCY_ORDER[:10] == (
-        "person", "car", "chair", "book", "bottle", "cup", "dining table", "bowl",
-        "traffic light", "handbag",
+        "person",
+        "car",
+        "chair",
+        "book",
+        "bottle",
+        "cup",
+        "dining table",
+        "bowl",
+        "traffic light",
+        "handbag",
     )
 
 
@@ -80,8 +96,14 @@ def test_load_synonyms_errors_name_file_and_line(tmp_path: Path) -> None:
     good = tmp_path / "good.txt"
     good.write_text("person, man,  motor man, Guy\ndog, puppy\n\n")
     mapping = load_synonyms(good)
-    assert mapping == {"person": "person", "man": "person", " motor man": "person",
-                       "Guy": "person", "dog": "dog", "puppy": "dog"}
+    assert mapping == {
+        "person": "person",
+        "man": "person",
+        " motor man": "person",
+        "Guy": "person",
+        "dog": "dog",
+        "puppy": "dog",
+    }
     bad = tmp_path / "bad.txt"
     bad.write_text("person, man\n\ndog, puppy\n")
     with pytest.raises(ValueError, match=r"bad\.txt:2"):
@@ -113,17 +135,50 @@ def test_double_words_table() -> None:
 @pytest.mark.parametrize(
     ("word", "singular"),
     [
-        ("bus", "bu"), ("buses", "bus"), ("glass", "glas"), ("glasses", "glass"),
-        ("skis", "ski"), ("people", "person"), ("children", "child"), ("mice", "mouse"),
-        ("knives", "knife"), ("geese", "goose"), ("sheep", "sheep"), ("women", "woman"),
-        ("men", "man"), ("teeth", "tooth"), ("feet", "foot"), ("oxen", "ox"),
-        ("potatoes", "potato"), ("benches", "bench"), ("boxes", "box"), ("ladies", "lady"),
-        ("wolves", "wolf"), ("leaves", "leaf"), ("shelves", "shelve"), ("cookies", "cookies"),
-        ("ties", "ty"), ("this", "thi"), ("is", "is"), ("was", "wa"), ("four", "fmy"),
-        ("species", "species"), ("scissors", "scissors"), ("luggage", "luggage"),
-        ("ice", "ice"), ("slice", "slouse"), ("pasta", "pastum"), ("data", "datum"),
-        ("analyses", "analysis"), ("bases", "basis"), ("doses", "dose"), ("taxes", "taxe"),
-        ("mothers-in-law", "mother-in-law"), ("dogs'", "dog's"), ("dog", "dog"), ("", ""),
+        ("bus", "bu"),
+        ("buses", "bus"),
+        ("glass", "glas"),
+        ("glasses", "glass"),
+        ("skis", "ski"),
+        ("people", "person"),
+        ("children", "child"),
+        ("mice", "mouse"),
+        ("knives", "knife"),
+        ("geese", "goose"),
+        ("sheep", "sheep"),
+        ("women", "woman"),
+        ("men", "man"),
+        ("teeth", "tooth"),
+        ("feet", "foot"),
+        ("oxen", "ox"),
+        ("potatoes", "potato"),
+        ("benches", "bench"),
+        ("boxes", "box"),
+        ("ladies", "lady"),
+        ("wolves", "wolf"),
+        ("leaves", "leaf"),
+        ("shelves", "shelve"),
+        ("cookies", "cookies"),
+        ("ties", "ty"),
+        ("this", "thi"),
+        ("is", "is"),
+        ("was", "wa"),
+        ("four", "fmy"),
+        ("species", "species"),
+        ("scissors", "scissors"),
+        ("luggage", "luggage"),
+        ("ice", "ice"),
+        ("slice", "slouse"),
+        ("pasta", "pastum"),
+        ("data", "datum"),
+        ("analyses", "analysis"),
+        ("bases", "basis"),
+        ("doses", "dose"),
+        ("taxes", "taxe"),
+        ("mothers-in-law", "mother-in-law"),
+        ("dogs'", "dog's"),
+        ("dog", "dog"),
+        ("", ""),
     ],
 )
 def test_singularize_pattern_quirks(word: str, singular: str) -> None:
@@ -133,10 +188,23 @@ def test_singularize_pattern_quirks(word: str, singular: str) -> None:
 @pytest.mark.parametrize(
     ("word", "lemma"),
     [
-        ("bus", "bus"), ("buses", "bus"), ("glass", "glass"), ("glasses", "glasses"),
-        ("dogs", "dog"), ("boxes", "box"), ("benches", "bench"), ("ladies", "lady"),
-        ("children", "child"), ("women", "woman"), ("knives", "knife"), ("mice", "mouse"),
-        ("ties", "tie"), ("this", "this"), ("was", "was"), ("skis", "ski"), ("cactus", "cactus"),
+        ("bus", "bus"),
+        ("buses", "bus"),
+        ("glass", "glass"),
+        ("glasses", "glasses"),
+        ("dogs", "dog"),
+        ("boxes", "box"),
+        ("benches", "bench"),
+        ("ladies", "lady"),
+        ("children", "child"),
+        ("women", "woman"),
+        ("knives", "knife"),
+        ("mice", "mouse"),
+        ("ties", "tie"),
+        ("this", "this"),
+        ("was", "was"),
+        ("skis", "ski"),
+        ("cactus", "cactus"),
     ],
 )
 def test_lemmatize(word: str, lemma: str) -> None:
@@ -341,6 +409,11 @@ def test_lexicon_positions_match_parser(parser: ObjectParser) -> None:
     coco = parser.parse(caption)
     order = sorted([(m.position, m.class_name) for m in found + coco])
     assert [name for _, name in order] == [
-        "person", "spacesuit", "flag", "helmet", "person", "flag"
+        "person",
+        "spacesuit",
+        "flag",
+        "helmet",
+        "person",
+        "flag",
     ]
     assert find_objects("nothing here", []) == []
