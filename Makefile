@@ -40,8 +40,13 @@ paper: demo
 dvc-yaml: $(STAMP)
 	$(BIN)/python scripts/write_dvc_yaml.py
 
-bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_caos.py
+bench: $(STAMP)  # bench_chair and bench_profiles need ../shared/data (or a mirror)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_caos.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_paper_scale.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_pipeline.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_backends.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_chair.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_profiles.py
 
 clean:
 	rm -rf results logs .snakemake
