@@ -463,10 +463,11 @@ def test_sim_stage_sigkill_then_rerun(inputs, reference, tmp_path: Path, name: s
 
 @pytest.fixture(scope="module")
 def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
-    """Tri-HE triplet extraction and NOPE list-then-rewrite with SmolLM2 (params.yaml settings,
-    one request per batch), on a few inputs: the real LLM answers ~1.4 short requests/s."""
+    """Tri-HE triplet extraction, the Tri-HE LLM judge and NOPE list-then-rewrite with SmolLM2
+    (params.yaml settings, one request per batch), on a few inputs: the real LLM answers ~1.4
+    short requests/s."""
     from halluscope.stages.nope import generator_settings
-    from halluscope.stages.trihe import extractor_settings
+    from halluscope.stages.trihe import extractor_settings, judge_settings
 
     root = tmp_path_factory.mktemp("llm-inputs")
     # answers of a simulated LVLM to the first Tri-HE questions (what the rule's input holds)
@@ -512,7 +513,45 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
         stats = json.loads(outputs["shard0.json"])["stats"]
         return stats["listing_requests"] + stats["rewrite_requests"]
 
+    # the Tri-HE LLM judge (SmolLM2, JSON-constrained replies) on rule-extracted triplets
+    run(
+        cli("stage-trihe-triplets", "--answers", str(root / "answers.jsonl"), "--extractor")
+        + [arg({"method": "rule", "unit": "sentence"}), "--cache", str(root / "cache")]
+        + ["--out", str(root / "rule-triplets.jsonl")]
+    )
+    judge_llm = {
+        "model": "smollm2", "max_new_tokens": 24, "temperature": 0.0, "seed": 0,
+        "batch_size": 1, "template_version": "v1", "cache_mode": "live", "reply_rule": "json",
+    }  # fmt: skip
+    judge = judge_settings(
+        {**PARAMS, "trihe": {**PARAMS["trihe"], "judges": ["llm"],
+                             "judge": {**PARAMS["trihe"]["judge"], "llm": judge_llm}}}
+    )  # fmt: skip
+    claims = {
+        (row["image_id"], tuple(t))
+        for row in read_jsonl(root / "rule-triplets.jsonl")
+        for t in row["triplets"]
+    }
+
+    def trihe_judge(cache: Path, out: Path) -> list[str]:
+        return cli(
+            "stage-trihe-judge", "--items", str(inputs["items"]), "--answers",
+            str(root / "answers.jsonl"), "--triplets", str(root / "rule-triplets.jsonl"),
+            "--judge", arg(judge), "--cache", str(cache),
+            "--out-judgments", str(out / "judgments.jsonl"),
+            "--out-scores", str(out / "scores.json"),
+        )  # fmt: skip
+
     return {
+        "trihe-judge": Stage(
+            "trihe-judge",
+            trihe_judge,
+            ("judgments.jsonl", "scores.json"),
+            jsonl_ids("question_id"),
+            len(answers),
+            len(claims),
+            timeout=300.0,
+        ),
         "triplets": Stage(
             "triplets",
             triplets,
@@ -534,7 +573,8 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     }
 
 
-LLM_CASES = [(name, seed) for name in ("triplets", "nope-generate") for seed in LLM_SEEDS]
+LLM_STAGES = ("triplets", "trihe-judge", "nope-generate")
+LLM_CASES = [(name, seed) for name in LLM_STAGES for seed in LLM_SEEDS]
 
 
 @pytest.mark.slow
