@@ -155,3 +155,17 @@ def benchmark_figure_files():
         (("trihe_bars", "trihe"), ("phd_heatmap", "phd"), ("nope_question_types", "nope"))
     )
     return expand("results/figures/{name}.{ext}", name=names, ext=["pdf", "png"])
+
+
+_CODE_VERSIONS = {}
+
+
+def code_version(stage):
+    """Digest of the Python code a registry stage runs (a params value: an edit reruns the jobs)."""
+    from pathlib import Path
+
+    from halluscope.registry import code_digest
+
+    if stage not in _CODE_VERSIONS:
+        _CODE_VERSIONS[stage] = code_digest(stage, Path(workflow.basedir))
+    return _CODE_VERSIONS[stage]

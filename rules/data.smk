@@ -10,6 +10,7 @@ rule data_items:
         options=json_arg(
             {k: config["data"][k] for k in ("image_list", "gt_variant", "images", "limit") if k in config["data"]}
         ),
+        code=code_version("data"),
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -9,6 +9,7 @@ rule embed:
     params:
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
         frequent=json_arg(config["caos"]["frequent"]),
+        code=code_version("embed"),
     conda:
         "../envs/halluscope.yaml"
     log:

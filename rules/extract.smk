@@ -17,6 +17,7 @@ rule extract:
         lexicon=config["extract"]["ood_lexicon"],
         method=config["extract"]["method"],
         llm=lambda wc: json_arg(extract_llm_settings(config, wc.instruction)),
+        code=code_version("extract"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -34,6 +35,8 @@ rule extract_report:
         lambda wc: object_files(wc.dataset),
     output:
         "results/objects/{dataset}/extract_report.json",
+    params:
+        code=code_version("extract"),
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -15,6 +15,7 @@ rule figure:
         k=config["caos"]["k"],
         table1=json_arg(config["tables"]["table1_instructions"]),
         embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        code=code_version("figures"),
     conda:
         "../envs/halluscope.yaml"
     log:

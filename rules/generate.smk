@@ -12,6 +12,7 @@ rule generate:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+        code=code_version("generate"),
     resources:
         gpu=lambda wc: int(config["models"][wc.model].get("gpu", 0)),
     conda:

@@ -20,6 +20,7 @@ rule nope_generate:
         generator=lambda wc: json_arg(nope_generator_settings(config)),
         shards=config["nope"]["shards"],
         fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
+        code=code_version("nope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -40,6 +41,7 @@ rule nope_questions:
         report="results/nope/{dataset}/generation.json",
     params:
         generator=lambda wc: json_arg(nope_generator_settings(config)),
+        code=code_version("nope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -64,6 +66,7 @@ rule nope_answers:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+        code=code_version("nope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -83,6 +86,7 @@ rule nope_score:
         "results/nope/{dataset}/{model}/scores.json",
     params:
         meteor=json_arg(config["nope"]["meteor"]),
+        code=code_version("nope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -98,6 +102,8 @@ rule nope_lexdiv:
         "results/nope/{dataset}/questions.jsonl",
     output:
         "results/nope/{dataset}/lexdiv.json",
+    params:
+        code=code_version("nope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -118,6 +124,7 @@ rule nope_table:
     params:
         models=json_arg(MODELS),
         decimals=config["tables"]["decimals"],
+        code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -138,6 +145,7 @@ rule nope_figure:
     params:
         models=json_arg(MODELS),
         dpi=config["figures"]["dpi"],
+        code=code_version("figures"),
     conda:
         "../envs/halluscope.yaml"
     log:

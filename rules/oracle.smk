@@ -23,6 +23,7 @@ rule oracle:
         ),
         template_version=config["oracle"].get("template_version", "v1"),
         cache_mode=config["oracle"].get("cache_mode", "live"),
+        code=code_version("oracle"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -43,6 +44,8 @@ rule oracle_accuracy:
         item_file="results/data/{dataset}/items.jsonl",
     output:
         "results/oracle/{dataset}/accuracy.json",
+    params:
+        code=code_version("oracle"),
     conda:
         "../envs/halluscope.yaml"
     log:

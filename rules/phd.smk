@@ -12,6 +12,7 @@ rule phd_prompts:
     params:
         questions=question_source("phd"),
         modes=json_arg(config["phd"]["modes"]),
+        code=code_version("phd"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -35,6 +36,7 @@ rule phd_answers:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+        code=code_version("phd"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -52,6 +54,8 @@ rule phd_score:
         "results/phd/{dataset}/{model}/answers.jsonl",
     output:
         "results/phd/{dataset}/{model}/scores.json",
+    params:
+        code=code_version("phd"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -70,6 +74,7 @@ rule phd_table:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
         decimals=config["tables"]["decimals"],
+        code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -91,6 +96,7 @@ rule phd_figure:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
         dpi=config["figures"]["dpi"],
+        code=code_version("figures"),
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -8,6 +8,7 @@ rule pope_questions:
         n=config["pope"]["n"],
         seed=config["pope"]["seed"],
         typo="--typo" if config["pope"]["typo"] else "",
+        code=code_version("pope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -31,6 +32,7 @@ rule pope_answers:
         ),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
+        code=code_version("pope"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -51,6 +53,7 @@ rule pope_score:
         "results/pope/{dataset}/{model}/{setting}.scores.json",
     params:
         parser=config["pope"]["parser"],
+        code=code_version("pope"),
     conda:
         "../envs/halluscope.yaml"
     log:

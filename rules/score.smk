@@ -16,6 +16,7 @@ rule score:
         k_max=config["caos"]["k_max"],
         frequent=json_arg(config["caos"]["frequent"]),
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
+        code=code_version("score"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -39,6 +40,7 @@ rule summarize:
     params:
         table1=json_arg(config["tables"]["table1_instructions"]),
         k=config["caos"]["k"],
+        code=code_version("score"),
     conda:
         "../envs/halluscope.yaml"
     log:

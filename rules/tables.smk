@@ -15,6 +15,7 @@ rule caos_tables:
         models=json_arg(MODELS),
         instructions=json_arg(INSTRUCTIONS),
         embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -36,6 +37,8 @@ rule tables:
         benchmark_table_files(),
     output:
         directory("results/tables"),
+    params:
+        code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:

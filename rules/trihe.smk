@@ -16,6 +16,7 @@ rule trihe_questions:
         "results/trihe/{dataset}/questions.jsonl",
     params:
         questions=question_source("trihe"),
+        code=code_version("trihe"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -40,6 +41,7 @@ rule trihe_answers:
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         mitigation=config["trihe"]["mitigation"],
+        code=code_version("trihe"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -60,6 +62,7 @@ rule trihe_triplets:
         "results/trihe/{dataset}/{model}/triplets.jsonl",
     params:
         extractor=lambda wc: json_arg(trihe_extractor_settings(config)),
+        code=code_version("trihe"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -80,6 +83,7 @@ rule trihe_judge:
         scores="results/trihe/{dataset}/{model}/scores.json",
     params:
         judge=lambda wc: json_arg(trihe_judge_settings(config)),
+        code=code_version("trihe"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -101,6 +105,7 @@ rule trihe_table:
         judges=json_arg(config["trihe"]["judges"]),
         decimals=config["tables"]["decimals"],
         mitigation=config["trihe"]["mitigation"],
+        code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
@@ -123,6 +128,7 @@ rule trihe_figure:
         models=json_arg(MODELS),
         judge=config["trihe"]["judges"][0],
         dpi=config["figures"]["dpi"],
+        code=code_version("figures"),
     conda:
         "../envs/halluscope.yaml"
     log:

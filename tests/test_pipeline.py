@@ -2,8 +2,8 @@
 
 One complete run (module fixture), then: every output exists and says "simulated"; a dry run has
 nothing to do; changing CAOS k reruns only the jobs that read it; adding a 15th instruction runs
-only its new jobs and what pools them; `dvc repro` after `dvc commit` reruns nothing; the paper
-compiles with pdflatex.
+only its new jobs and what pools them; editing a stage's module reruns that stage; `dvc repro`
+after `dvc commit` reruns nothing; the paper compiles with pdflatex.
 """
 
 from __future__ import annotations
@@ -88,6 +88,21 @@ def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path)
     assert jobs["generate"] == n_models and jobs["extract"] == n_models
     assert jobs["score"] == n_models * 2  # two embedders; the other 84 score jobs are kept
     assert "data_items" not in jobs
+
+
+def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: Path) -> None:
+    """Package code is part of each job's params (rules/common.smk code_version): editing the
+    PhD stage reruns the PhD jobs and what pools them, nothing upstream or of other benchmarks."""
+    root = copy_project(tmp_path / "code")
+    shutil.copytree(project / "results", root / "results", symlinks=True)
+    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    module = root / "src/halluscope/stages/phd.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert {"phd_prompts", "phd_answers", "phd_score"} <= set(jobs), jobs
+    assert jobs["phd_answers"] == 3
+    assert not {"data_items", "generate", "extract", "oracle", "embed", "score"} & set(jobs), jobs
+    assert not {j for j in jobs if j.startswith(("trihe_", "nope_", "pope_"))}, jobs
 
 
 def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) -> None:

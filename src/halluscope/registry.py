@@ -9,7 +9,9 @@ never deletes what Snakemake keeps incrementally. ``scripts/write_dvc_yaml.py`` 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
@@ -274,3 +276,33 @@ def dvc_yaml() -> str:
         " do not edit by hand.\n"
     )
     return header + yaml.safe_dump({"stages": stages}, sort_keys=False, width=100)
+
+
+def code_files(stage: str, root: Path) -> list[Path]:
+    """The Python files a stage runs: the core modules plus the stage's code entries, folders
+    expanded to their ``*.py`` files (rules, schemas and data files are tracked otherwise)."""
+    by_name = {s.name: s for s in STAGES}
+    if stage not in by_name:
+        raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
+    files: set[Path] = set()
+    for entry in (*CORE_CODE, *by_name[stage].code):
+        path = root / entry
+        if path.is_dir():
+            files.update(path.rglob("*.py"))
+        elif path.suffix == ".py":
+            files.add(path)
+    return sorted(files)
+
+
+def code_digest(stage: str, root: Path) -> str:
+    """SHA-256 over the stage's Python files (paths and bytes), for a Snakemake ``params:`` value.
+
+    Why: Snakemake reruns a job when its params change but does not see the package code that
+    its shell command runs; with this digest an edit of a stage's code reruns that stage's jobs
+    (and what depends on them), as ``dvc repro`` does with the same code lists.
+    """
+    digest = hashlib.sha256()
+    for path in code_files(stage, root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
