@@ -87,6 +87,7 @@ class Reply:
     body: Any = field(default_factory=lambda: chat_completion_body("ok"))
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: str | None = None  # "before" (no response at all) | "during" (half the body, then close)
 
 
 @dataclass
@@ -129,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.drop == "before":  # the connection dies before any byte of a response
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if isinstance(reply.body, (dict, list)):
             data = json.dumps(reply.body).encode()
             content_type = "application/json"
@@ -142,6 +147,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
+            if reply.drop == "during":  # headers and half the body, then the connection dies
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
             pass

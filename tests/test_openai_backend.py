@@ -289,6 +289,27 @@ def test_errors_return_mode_gives_uncacheable_responses(tmp_path: Path) -> None:
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
 
 
+@pytest.mark.parametrize("drop", ["before", "during"])
+def test_dropped_connections_are_retried_then_fail_clearly(tmp_path: Path, drop: str) -> None:
+    """A connection that dies before or in the middle of a response: retried as configured; when
+    retries run out, the error names the request and what was answered stays in the cache."""
+    script = [Reply(drop=drop), Reply(200, chat_completion_body("after a drop"))]
+    with ScriptedServer(script) as server:
+        backend = make_backend(spec(server.base_url, max_retries=1, max_in_flight=1))
+        [answer] = backend.generate([chat("d", "x")])
+    assert answer.text == "after a drop" and len(server.received) == 2
+    script = [Reply(200, chat_completion_body("kept")), Reply(drop=drop)]
+    with ScriptedServer(script) as server:
+        backend = make_backend(spec(server.base_url, max_retries=2, max_in_flight=1))
+        cache = ResponseCache(tmp_path / "cache")
+        with pytest.raises(OpenAIBackendError) as caught:
+            cache.resolve(backend, [chat("first", "a"), chat("second", "b")], "v1", batch_size=1)
+    assert "'second'" in str(caught.value) and server.base_url in str(caught.value)
+    assert len(server.received) == 1 + 3  # one answer, then the first try and two retries
+    [entry] = list((tmp_path / "cache").rglob("*.json"))
+    assert "kept" in entry.read_text(encoding="utf-8")
+
+
 def test_timeouts_are_retried() -> None:
     with ScriptedServer([Reply(delay=1.5), Reply(200, chat_completion_body("fast"))]) as server:
         backend = make_backend(spec(server.base_url, timeout=0.4, max_retries=2))
