@@ -55,3 +55,47 @@ def caption_then_mean(
     result = per_caption.groupby(level=by, sort=True).mean()
     result.name = column
     return result
+
+
+def booktabs_latex(
+    frame: pd.DataFrame,
+    *,
+    decimals: int,
+    caption: str,
+    label: str,
+    column_format: str,
+    size: str = "small",
+    tabcolsep: str = "4pt",
+    **options: object,
+) -> str:
+    """A booktabs ``table`` (caption, label, ``htbp``) of ``frame`` whose labels are LaTeX.
+
+    Numbers get exactly ``decimals`` decimals, missing ones ``--``; a tabular wider than the text
+    is shrunk to ``\\linewidth`` (never enlarged; needs graphicx). ``options`` go to
+    ``Styler.to_latex`` (multi-column alignment, sparsity).
+    """
+    styler = frame.style.format(precision=decimals, na_rep="--")
+    styler.set_table_styles(
+        [
+            {"selector": size, "props": ":;"},
+            {"selector": "setlength", "props": rf":{{\tabcolsep}}{{{tabcolsep}}};"},
+        ],
+        overwrite=True,
+    )
+    latex = styler.to_latex(
+        hrules=True,
+        caption=caption,
+        label=label,
+        position="htbp",
+        position_float="centering",
+        column_format=column_format,
+        **options,
+    )
+    latex = latex.replace(
+        "\\begin{tabular}",
+        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+        "\\begin{tabular}",
+        1,
+    )
+    head, end, tail = latex.rpartition("\\end{tabular}")  # the outer tabular ends last
+    return head + end + "%\n}" + tail

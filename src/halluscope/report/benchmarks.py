@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from halluscope.report import is_simulated
+from halluscope.report import booktabs_latex, is_simulated
 from halluscope.report.tables import latex_escape
 
 JUDGE_LABELS: dict[str, str] = {
@@ -78,42 +78,20 @@ def _sim_note(models: Sequence[str], dataset: str = "demo") -> str:
     )
 
 
-def _wrap(latex: str) -> str:
-    """Shrink (never enlarge) a tabular wider than the text; needs graphicx."""
-    latex = latex.replace(
-        "\\begin{tabular}",
-        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
-        "\\begin{tabular}",
-        1,
-    )
-    head, end, tail = latex.rpartition("\\end{tabular}")
-    return head + end + "%\n}" + tail
-
-
 def _to_latex(
     frame: pd.DataFrame, *, decimals: int, caption: str, label: str, column_format: str
 ) -> str:
-    styler = frame.style.format(precision=decimals, na_rep="--")
-    styler.set_table_styles(
-        [
-            {"selector": "small", "props": ":;"},
-            {"selector": "setlength", "props": r":{\tabcolsep}{4pt};"},
-        ],
-        overwrite=True,
-    )
-    latex = styler.to_latex(
-        hrules=True,
+    return booktabs_latex(
+        frame,
+        decimals=decimals,
         caption=caption,
         label=label,
-        position="htbp",
-        position_float="centering",
         column_format=column_format,
         multicol_align="c",
         multirow_align="naive",
         sparse_index=True,
         sparse_columns=True,
     )
-    return _wrap(latex)
 
 
 # ------------------------------------------------------------------------------------- Tri-HE

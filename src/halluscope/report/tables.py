@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from halluscope.report import POOLED_INSTRUCTIONS, embedder_label
+from halluscope.report import POOLED_INSTRUCTIONS, booktabs_latex, embedder_label
 
 #: CAOS columns of summary.csv in the order of the paper's tables.
 CAOS_COLUMNS: tuple[str, ...] = ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg")
@@ -177,33 +177,17 @@ def _render(
         column_format += r"@{\hspace{1.5em}}" + "r" * n_published
     frame.index = pd.Index(list(labels))
     frame.columns = pd.Index([str(c) for c in frame.columns], name="Model")
-    styler = frame.style.format(precision=decimals, na_rep="--")
     # Wide tables (e.g. with published columns) get a smaller font so they fit a text column.
     size, sep = ("footnotesize", "3pt") if frame.shape[1] > 6 else ("small", "4pt")
-    styler.set_table_styles(
-        [
-            {"selector": size, "props": ":;"},
-            {"selector": "setlength", "props": rf":{{\tabcolsep}}{{{sep}}};"},
-        ],
-        overwrite=True,
-    )
-    latex = styler.to_latex(
-        hrules=True,
+    latex = booktabs_latex(
+        frame,
+        decimals=decimals,
         caption=caption,
         label=label,
-        position="htbp",
-        position_float="centering",
         column_format=column_format,
+        size=size,
+        tabcolsep=sep,
     )
-    # Shrink (never enlarge) a tabular wider than the text; \resizebox needs graphicx.
-    latex = latex.replace(
-        "\\begin{tabular}",
-        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
-        "\\begin{tabular}",
-        1,
-    )
-    head, end, tail = latex.rpartition("\\end{tabular}")  # the outer tabular ends last
-    latex = head + end + "%\n}" + tail
     return _space_groups(latex, len(labels), breaks)
 
 
