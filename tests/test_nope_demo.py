@@ -23,7 +23,7 @@ import pytest
 from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.metrics.nope import is_negp_answer
-from halluscope.models.base import Request, Response, user_message
+from halluscope.models.base import Request, Response, image_request, user_message
 from halluscope.models.cache import ResponseCache
 from halluscope.models.sim import PROFILES, resolve_profile
 from halluscope.nope.generate import (
@@ -52,6 +52,8 @@ def nope_requests(items: dict, repeat: int = 10) -> list[Request]:
     """NegP questions of every type about absent objects, plus other questions, per image."""
     out = []
     for image_id, item in items.items():
+        # the item's questions without its pixels (the sims answer from the annotations)
+        bare = {**item, "image_id": image_id, "image": None}
         for r in range(repeat):
             for qtype, answers in zip(
                 TYPES,
@@ -59,37 +61,27 @@ def nope_requests(items: dict, repeat: int = 10) -> list[Request]:
                  ["no one", "nobody"]),
                 strict=True,
             ):  # fmt: skip
-                question = f"Question {r} of type {qtype} about a giraffe?"
+                negp = {"is_negp": True, "reference": answers[0], "acceptable_answers": answers}
                 out.append(
-                    Request(
+                    image_request(
+                        bare,
                         f"{image_id}/negp/{qtype}/{r}",
-                        image_id,
-                        image_sha256=item["image_sha256"],
-                        messages=(user_message(question),),
+                        f"Question {r} of type {qtype} about a giraffe?",
+                        params={},
                         task="nope",
-                        meta={
-                            "is_negp": True,
-                            "reference": answers[0],
-                            "acceptable_answers": answers,
-                            "question_type": qtype,
-                        },
+                        meta={**negp, "question_type": qtype},
                     )
                 )
             for k, (s, rel, o) in enumerate(item["relations"]):
-                question = f"What is the {s} {rel}? ({r}/{k})"
+                other = {"is_negp": False, "reference": [o], "acceptable_answers": [o]}
                 out.append(
-                    Request(
+                    image_request(
+                        bare,
                         f"{image_id}/other/{k}/{r}",
-                        image_id,
-                        image_sha256=item["image_sha256"],
-                        messages=(user_message(question),),
+                        f"What is the {s} {rel}? ({r}/{k})",
+                        params={},
                         task="nope",
-                        meta={
-                            "is_negp": False,
-                            "reference": [o],
-                            "acceptable_answers": [o],
-                            "question_type": "object",
-                        },
+                        meta={**other, "question_type": "object"},
                     )
                 )
     return out
