@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-CORES ?= 8
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint paper dvc-yaml bench clean
+.PHONY: install demo test lint paper report-full profiles dvc-yaml bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,21 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
 
+SNAKEMAKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
+
+# The reproduction report: the demo plus every other profile that has run (see README).
 paper: demo
-	cd paper && pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null && \
-		pdflatex -interaction=nonstopmode -halt-on-error main.tex >/dev/null
-	@echo "paper/main.pdf"
+	$(SNAKEMAKE) results/paper/report.pdf
+	@echo "results/paper/report.pdf"
+
+# The real-data profiles (each writes only its own results/<area>/<profile>/ folders).
+profiles: $(STAMP)
+	$(SNAKEMAKE) --configfile config/profiles/pope-captions.yaml -- results/tables/ all
+	$(SNAKEMAKE) --configfile config/profiles/trihe-gqa.yaml -- results/tables/ all
+	$(SNAKEMAKE) --configfile config/profiles/phd-ccs.yaml -- results/tables/ all
+
+# The full report: all four profiles, then the paper with all four sections.
+report-full: profiles paper
 
 dvc-yaml: $(STAMP)
 	$(BIN)/python scripts/write_dvc_yaml.py

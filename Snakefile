@@ -21,6 +21,7 @@ include: "rules/nope.smk"
 include: "rules/score.smk"
 include: "rules/figures.smk"
 include: "rules/tables.smk"
+include: "rules/paper.smk"
 
 
 rule all:

@@ -3,16 +3,22 @@ from halluscope.config import validate as validate_params
 
 validate_params(config, source="params.yaml (+ any --configfile/--config overrides)")
 
+# RUN keys every result path (results/<area>/<RUN>/...): the profile name, so that two profiles
+# never write the same file (even two profiles of one dataset). DATASET is the loader's kind.
+RUN = config["profile"]
 DATASET = config["data"]["dataset"]
 MODELS = config["generate"]["models"]
 INSTRUCTIONS = config["generate"]["instructions"]
 EMBEDDERS = config["embed"]["embedders"]
 CAOS_ENABLED = config["caos"].get("enabled", True)
+SENSITIVITY_DEFAULT = ["coco-instances", "coco-images", "paper-examples"]
 CAOS_FIGURES = ["caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions"]
 
 
+# Only the active profile's results are buildable: another profile's files are inputs at most
+# (the report), never rebuilt with this profile's params.
 wildcard_constraints:
-    dataset=r"[A-Za-z0-9_.-]+",
+    dataset=RUN.replace(".", r"\."),
     model=r"[A-Za-z0-9_.-]+",
     instruction=r"[A-Za-z0-9_-]+",
     embedder=r"[A-Za-z0-9_-]+",
@@ -41,35 +47,35 @@ def question_source(section):
     return lambda wildcards, input: input.questions if project_file(value) else value
 
 
-def response_files(dataset=DATASET):
+def response_files(dataset=RUN):
     return expand(
         "results/responses/{dataset}/{model}/{instruction}.jsonl",
         dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def object_files(dataset=DATASET):
+def object_files(dataset=RUN):
     return expand(
         "results/objects/{dataset}/{model}/{instruction}.jsonl",
         dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def oracle_files(dataset=DATASET):
+def oracle_files(dataset=RUN):
     return expand(
         "results/oracle/{dataset}/{model}/{instruction}.jsonl",
         dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def score_files(dataset=DATASET):
+def score_files(dataset=RUN):
     return expand(
         "results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
         dataset=dataset, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def pope_score_files(dataset=DATASET):
+def pope_score_files(dataset=RUN):
     if not config["pope"]["enabled"]:
         return []
     return expand(
@@ -85,6 +91,7 @@ def setting_summary():
     return {
         "profile": config["profile"],
         "dataset": DATASET,
+        "n_images_limit": config["data"].get("limit"),
         "models": {m: {k: v for k, v in config["models"][m].items() if k != "paths"} for m in MODELS},
         "instructions": INSTRUCTIONS,
         "embedders": {e: config["embed"]["specs"][e] for e in EMBEDDERS},
@@ -95,38 +102,46 @@ def setting_summary():
     }
 
 
-def caos_table_files(dataset=DATASET):
+def caos_table_files(dataset=RUN):
     if not CAOS_ENABLED:
         return []
-    names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting"]
-    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
+    names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity"]
+    twins = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"]
+    if config["tables"]["published"]:
+        names += ["caos_comparison", "caos_agreement", "caos_differences"]
+        twins += ["caos_agreement"]
+    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names) + expand(
+        "results/report/{dataset}/{name}.csv", dataset=dataset, name=twins
+    )
 
 
-def caos_figure_files(dataset=DATASET):
+def caos_figure_files(dataset=RUN):
     if not CAOS_ENABLED:
         return []
-    return expand("results/figures/{name}.{ext}", name=CAOS_FIGURES, ext=["pdf", "png"])
+    return expand(
+        "results/figures/{run}/{name}.{ext}", run=dataset, name=CAOS_FIGURES, ext=["pdf", "png"]
+    )
 
 
 # Tri-HE, PhD and NOPE (rules/trihe.smk, phd.smk, nope.smk): per-model scores, tables, figures.
-def trihe_score_files(dataset=DATASET):
+def trihe_score_files(dataset=RUN):
     if not config["trihe"]["enabled"]:
         return []
     return expand("results/trihe/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
 
 
-def phd_score_files(dataset=DATASET):
+def phd_score_files(dataset=RUN):
     if not config["phd"]["enabled"]:
         return []
     return expand("results/phd/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
 
 
-def nope_shard_files(dataset=DATASET):
+def nope_shard_files(dataset=RUN):
     shards = range(config["nope"]["shards"])
     return expand("results/nope/{dataset}/generated/shard{shard}.json", dataset=dataset, shard=shards)
 
 
-def nope_score_files(dataset=DATASET):
+def nope_score_files(dataset=RUN):
     if not config["nope"]["enabled"]:
         return []
     return expand("results/nope/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
@@ -136,7 +151,7 @@ def _enabled(pairs):
     return [name for name, section in pairs if config[section]["enabled"]]
 
 
-def benchmark_table_files(dataset=DATASET):
+def benchmark_table_files(dataset=RUN):
     """The Tri-HE / PhD / NOPE LaTeX tables that rule `tables` assembles (enabled ones only)."""
     names = _enabled(
         (
@@ -149,12 +164,12 @@ def benchmark_table_files(dataset=DATASET):
     return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
 
 
-def benchmark_figure_files():
+def benchmark_figure_files(dataset=RUN):
     """The Tri-HE bars, the PhD heatmap and the NOPE question types (enabled benchmarks only)."""
     names = _enabled(
         (("trihe_bars", "trihe"), ("phd_heatmap", "phd"), ("nope_question_types", "nope"))
     )
-    return expand("results/figures/{name}.{ext}", name=names, ext=["pdf", "png"])
+    return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
 
 
 _CODE_VERSIONS = {}

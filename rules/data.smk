@@ -6,7 +6,7 @@ rule data_items:
         item_file="results/data/{dataset}/items.jsonl",
         images=directory("results/data/{dataset}/images"),
     params:
-        dataset="{dataset}",
+        dataset=DATASET,
         options=json_arg(
             {k: config["data"][k] for k in ("image_list", "gt_variant", "images", "limit") if k in config["data"]}
         ),
@@ -25,4 +25,4 @@ rule data_items:
 rule data_all:
     """DVC stage target: every data artifact."""
     input:
-        f"results/data/{DATASET}/items.jsonl",
+        f"results/data/{RUN}/items.jsonl",

@@ -23,4 +23,4 @@ rule embed:
 rule embed_all:
     """DVC stage target: every embedding file."""
     input:
-        expand("results/embeddings/{dataset}/{embedder}.npz", dataset=DATASET, embedder=EMBEDDERS),
+        expand("results/embeddings/{dataset}/{embedder}.npz", dataset=RUN, embedder=EMBEDDERS),

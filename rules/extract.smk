@@ -49,4 +49,4 @@ rule extract_all:
     """DVC stage target: every object file and the pooled extraction report."""
     input:
         object_files(),
-        expand("results/objects/{dataset}/extract_report.json", dataset=DATASET),
+        expand("results/objects/{dataset}/extract_report.json", dataset=RUN),

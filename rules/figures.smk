@@ -1,11 +1,11 @@
 rule figure:
     """One CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes)."""
     input:
-        summary=f"results/scores/{DATASET}/summary.csv",
-        objects=f"results/scores/{DATASET}/objects.csv",
+        summary="results/scores/{dataset}/summary.csv",
+        objects="results/scores/{dataset}/objects.csv",
     output:
-        pdf="results/figures/{figure}.pdf",
-        png="results/figures/{figure}.png",
+        pdf="results/figures/{dataset}/{figure}.pdf",
+        png="results/figures/{dataset}/{figure}.png",
     wildcard_constraints:
         figure="|".join(CAOS_FIGURES),
     params:
@@ -19,13 +19,13 @@ rule figure:
     conda:
         "../envs/halluscope.yaml"
     log:
-        "logs/figures/{figure}.log",
+        "logs/figures/{dataset}/{figure}.log",
     shell:
         "halluscope stage-figure --figure {wildcards.figure} "
         "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
         "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
         "--table1 {params.table1} --embedders {params.embedders} "
-        "--out-stem results/figures/{wildcards.figure} > {log} 2>&1"
+        "--out-stem results/figures/{wildcards.dataset}/{wildcards.figure} > {log} 2>&1"
 
 
 rule figures_all:

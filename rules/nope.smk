@@ -140,8 +140,8 @@ rule nope_figure:
     input:
         nope_score_files(),
     output:
-        pdf="results/figures/nope_question_types.pdf",
-        png="results/figures/nope_question_types.png",
+        pdf="results/figures/{dataset}/nope_question_types.pdf",
+        png="results/figures/{dataset}/nope_question_types.png",
     params:
         models=json_arg(MODELS),
         dpi=config["figures"]["dpi"],
@@ -149,14 +149,14 @@ rule nope_figure:
     conda:
         "../envs/halluscope.yaml"
     log:
-        "logs/figures/nope_question_types.log",
+        "logs/figures/{dataset}/nope_question_types.log",
     shell:
         "halluscope stage-nope-figure --models {params.models} --dpi {params.dpi} "
-        "--out-stem results/figures/nope_question_types {input} > {log} 2>&1"
+        "--out-stem results/figures/{wildcards.dataset}/nope_question_types {input} > {log} 2>&1"
 
 
 rule nope_all:
     """DVC stage target: every NOPE score file and the lexical diversity."""
     input:
         nope_score_files(),
-        expand("results/nope/{dataset}/lexdiv.json", dataset=DATASET) if config["nope"]["enabled"] else [],
+        expand("results/nope/{dataset}/lexdiv.json", dataset=RUN) if config["nope"]["enabled"] else [],

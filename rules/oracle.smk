@@ -59,4 +59,4 @@ rule oracle_all:
     """DVC stage target: every oracle file and the pooled accuracy report."""
     input:
         oracle_files(),
-        expand("results/oracle/{dataset}/accuracy.json", dataset=DATASET),
+        expand("results/oracle/{dataset}/accuracy.json", dataset=RUN),

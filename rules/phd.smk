@@ -90,8 +90,8 @@ rule phd_figure:
     input:
         phd_score_files(),
     output:
-        pdf="results/figures/phd_heatmap.pdf",
-        png="results/figures/phd_heatmap.png",
+        pdf="results/figures/{dataset}/phd_heatmap.pdf",
+        png="results/figures/{dataset}/phd_heatmap.png",
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
@@ -100,10 +100,10 @@ rule phd_figure:
     conda:
         "../envs/halluscope.yaml"
     log:
-        "logs/figures/phd_heatmap.log",
+        "logs/figures/{dataset}/phd_heatmap.log",
     shell:
         "halluscope stage-phd-figure --models {params.models} --modes {params.modes} "
-        "--dpi {params.dpi} --out-stem results/figures/phd_heatmap {input} > {log} 2>&1"
+        "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/phd_heatmap {input} > {log} 2>&1"
 
 
 rule phd_all:

@@ -54,4 +54,4 @@ rule summarize:
 rule score_all:
     """DVC stage target: every score file and the summary."""
     input:
-        f"results/scores/{DATASET}/summary.csv",
+        f"results/scores/{RUN}/summary.csv",

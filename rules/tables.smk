@@ -7,8 +7,21 @@ rule caos_tables:
         table2="results/report/{dataset}/caos_table2.tex",
         ratios="results/report/{dataset}/caos_ratios.tex",
         setting="results/report/{dataset}/caos_setting.tex",
+        twins=expand(
+            "results/report/{{dataset}}/{name}.csv",
+            name=["caos_table1", "caos_table2", "caos_ratios"],
+        ),
+        reproduction=expand(
+            "results/report/{{dataset}}/{name}",
+            name=(
+                ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
+                if config["tables"]["published"]
+                else []
+            ),
+        ),
     params:
         published="--published" if config["tables"]["published"] else "",
+        precision_recall=config["tables"].get("precision_recall", "per_caption"),
         setting=json_arg(setting_summary()),
         decimals=config["tables"]["decimals"],
         k=config["caos"]["k"],
@@ -25,6 +38,39 @@ rule caos_tables:
         "--decimals {params.decimals} --k {params.k} --models {params.models} "
         "--instructions {params.instructions} --embedders {params.embedders} "
         "{params.published} --setting {params.setting} "
+        "--precision-recall {params.precision_recall} --run {wildcards.dataset} "
+        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+
+
+rule caos_sensitivity:
+    """How much K, the ratio aggregation and the precision/recall/# Objects readings move Table 1."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+        objects="results/scores/{dataset}/objects.csv",
+        vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
+    output:
+        table="results/report/{dataset}/caos_sensitivity.tex",
+        twin="results/report/{dataset}/caos_sensitivity.csv",
+    params:
+        vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
+        frequent=json_arg(config["caos"]["frequent"]),
+        alternatives=json_arg(config["caos"].get("sensitivity", SENSITIVITY_DEFAULT)),
+        k=config["caos"]["k"],
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        models=json_arg(MODELS),
+        embedders=json_arg(EMBEDDERS),
+        decimals=config["tables"]["decimals"],
+        code=code_version("tables"),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.sensitivity.log",
+    shell:
+        "halluscope stage-sensitivity --summary {input.summary} --objects {input.objects} "
+        "--vectors {params.vectors} --frequent {params.frequent} "
+        "--alternatives {params.alternatives} --k {params.k} --table1 {params.table1} "
+        "--models {params.models} --embedders {params.embedders} "
+        "--decimals {params.decimals} --run {wildcards.dataset} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
@@ -38,10 +84,12 @@ rule tables:
     output:
         directory("results/tables"),
     params:
+        run=RUN,
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/tables/assemble.log",
     shell:
-        "halluscope stage-assemble --out-dir {output} {input} > {log} 2>&1"
+        "halluscope stage-assemble --out-dir {output} --run {params.run} "
+        "--report-root results/report {input} > {log} 2>&1"

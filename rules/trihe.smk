@@ -122,8 +122,8 @@ rule trihe_figure:
     input:
         trihe_score_files(),
     output:
-        pdf="results/figures/trihe_bars.pdf",
-        png="results/figures/trihe_bars.png",
+        pdf="results/figures/{dataset}/trihe_bars.pdf",
+        png="results/figures/{dataset}/trihe_bars.png",
     params:
         models=json_arg(MODELS),
         judge=config["trihe"]["judges"][0],
@@ -132,10 +132,10 @@ rule trihe_figure:
     conda:
         "../envs/halluscope.yaml"
     log:
-        "logs/figures/trihe_bars.log",
+        "logs/figures/{dataset}/trihe_bars.log",
     shell:
         "halluscope stage-trihe-figure --models {params.models} --judge {params.judge} "
-        "--dpi {params.dpi} --out-stem results/figures/trihe_bars {input} > {log} 2>&1"
+        "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/trihe_bars {input} > {log} 2>&1"
 
 
 rule trihe_all:

@@ -31,8 +31,9 @@ CAOS = [
     "CAOS_TX",
     "CAOS_XK",
     "CAOS_avg",
-    "CAOS_TX_rom",
-    "CAOS_XK_rom",
+    "CAOS_TX_mor",
+    "CAOS_XK_mor",
+    "CAOS_avg_mor",
 ]
 OBJECTS = ["dog", "cat", "person", "chair", "car", "kite"]
 
@@ -150,7 +151,8 @@ def test_tables_content(score_files: tuple[Path, Path]) -> None:
         assert r"\caption{" in text and r"\label{tab:" in text
     table1 = tables["caos_table1"]
     assert "POPE-F1" not in table1  # all empty -> row omitted
-    assert r"LLaVA\\(published)" in table1 and "($k=3$)" in table1
+    assert "(published)" not in table1  # sim-* models have no published values
+    assert "($k=3$)" in table1
     assert "MiniLM-L6" in table1 and "GloVe" in table1
     # Table 2 is the mean over i01..i03 of the per-instruction rows.
     single = summary[summary["instruction_id"].isin(INSTRUCTIONS)]
@@ -159,7 +161,26 @@ def test_tables_content(score_files: tuple[Path, Path]) -> None:
     ].mean()
     assert f"{expected:.3f}" in tables["caos_table2"]
     assert "3 different instructions" in tables["caos_table2"]
-    assert "ratio of means" in tables["caos_ratios"]
+    assert "mean of ratios" in tables["caos_ratios"]
+    assert "from the pooled means" in tables["caos_ratios"]
+
+
+def test_table1_published_columns_and_twin(score_files: tuple[Path, Path]) -> None:
+    """Our model ids map to the paper's names; the CSV twin holds the same numbers."""
+    from halluscope.report.tables import table1_records, twin_csv
+
+    summary = pd.read_csv(score_files[0]).replace({"sim-llava": "llava", "sim_owl": "mplug-owl"})
+    models = ["llava", "mplug-owl"]
+    records = table1_records(summary, models, EMBEDDERS, PUBLISHED_TABLE1)
+    text = table1_latex(summary, models, EMBEDDERS, 2, False, PUBLISHED_TABLE1, records=records)
+    assert r"LLaVA\\(published)" in text and r"mPLUG-Owl\\(published)" in text
+    by_key = {(r["model"], r["embedding"], r["metric"]): r for r in records}
+    assert by_key[("llava", "", "precision")]["published"] == 0.85
+    assert by_key[("mplug-owl", "glove", "CAOS_X/K")]["published"] == 0.80
+    assert by_key[("llava", "", "precision")]["value"] == pytest.approx(0.81)
+    lines = twin_csv(records).splitlines()
+    assert lines[0] == "model,embedding,metric,value,published"
+    assert "llava,,precision,0.810000,0.850000" in lines
 
 
 def test_tables_not_simulated(score_files: tuple[Path, Path]) -> None:

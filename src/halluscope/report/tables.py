@@ -18,15 +18,35 @@ from halluscope.report import POOLED_INSTRUCTIONS, booktabs_latex, embedder_labe
 #: CAOS columns of summary.csv in the order of the paper's tables.
 CAOS_COLUMNS: tuple[str, ...] = ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg")
 
-#: Embedder-independent rows of Table 1 (summary.csv column -> LaTeX label).
-GENERAL_ROWS: tuple[tuple[str, str], ...] = (
-    ("precision", "Precision"),
-    ("recall", "Recall"),
-    ("objects_per_caption", r"\# Objects"),
-    ("unique_objects_per_caption", r"\# Objects (distinct)"),
-    ("CHAIR_S", r"CHAIR$_S$"),
-    ("POPE_F1", "POPE-F1"),
+#: Embedder-independent rows of Table 1: (summary.csv column, metric name, LaTeX label).
+GENERAL_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("precision", "precision", "Precision"),
+    ("recall", "recall", "Recall"),
+    ("objects_per_caption", "# Objects", r"\# Objects"),
+    ("CHAIR_S", "CHAIR_S", r"CHAIR$_S$"),
+    ("POPE_F1", "POPE-F1", "POPE-F1"),
 )
+
+#: Summary columns with bounds for unverified out-of-domain objects (stages/summarize.py).
+BOUNDED_COLUMNS: tuple[str, ...] = ("precision", "CHAIR_S", *CAOS_COLUMNS)
+#: Suffixes of the bound rows in tables and their CSV twins.
+BOUND_SUFFIXES: dict[str, str] = {
+    "present": " [unverified present]",
+    "absent": " [unverified absent]",
+}
+
+#: CSV twin columns (long format), one row per table cell.
+TWIN_COLUMNS: tuple[str, ...] = ("model", "embedding", "metric", "value", "published")
+
+#: Metric names of the CAOS columns, as the paper prints them.
+CAOS_METRIC: dict[str, str] = {
+    "CAOS_T": "CAOS_T",
+    "CAOS_X": "CAOS_X",
+    "CAOS_K": "CAOS_K",
+    "CAOS_TX": "CAOS_T/X",
+    "CAOS_XK": "CAOS_X/K",
+    "CAOS_avg": "CAOS_avg",
+}
 
 _CAOS_SUBSCRIPTS: dict[str, str] = {
     "CAOS_T": "T",
@@ -88,6 +108,15 @@ _P2_ROWS: dict[str, tuple[float, ...]] = {
     "minilm:CAOS_avg": (0.43, 0.45, 0.42),
 }
 
+#: Our model ids (the ``pope-captions`` profile) for the paper's model names.
+PUBLISHED_IDS: dict[str, str] = {
+    "instructblip": "InstructBLIP",
+    "llava": "LLaVA",
+    "mplug-owl": "mPLUG-Owl",
+    "minigpt-4": "MiniGPT-4",
+    "multimodal-gpt": "Multimodal-GPT",
+}
+
 #: Table 1 of the CAOS paper: {model: {row key: value}} (pass as ``published`` to table1_latex).
 PUBLISHED_TABLE1: dict[str, dict[str, float]] = {
     model: {key: values[i] for key, values in _P1_ROWS.items()}
@@ -135,6 +164,178 @@ def summary_value(rows: pd.DataFrame, model: str, embedders: Sequence[str], colu
         if (model, embedder) in rows.index and column in rows.columns:
             return float(pd.to_numeric(rows.loc[(model, embedder), column], errors="coerce"))
     return float("nan")
+
+
+def published_value(
+    published: Mapping[str, Mapping[str, float]] | None, model: str, key: str
+) -> float | None:
+    """The paper's value of ``key`` for our model id (or the paper's own name), else None."""
+    if not published:
+        return None
+    values = published.get(PUBLISHED_IDS.get(model, model)) or published.get(model) or {}
+    return values.get(key)
+
+
+def _cell(value: float | None) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _record(model, embedding, metric, value, published=None) -> dict:
+    return {
+        "model": model,
+        "embedding": embedding,
+        "metric": metric,
+        "value": _cell(value),
+        "published": _cell(published),
+    }
+
+
+def has_unverified(summary: pd.DataFrame, instruction_id: str, models: Sequence[str]) -> bool:
+    """True when a table's captions mention objects no oracle verified (bounds are then shown)."""
+    rows = summary_rows(summary, instruction_id)
+    if "n_unverified" not in rows.columns:
+        return False
+    counts = pd.to_numeric(rows["n_unverified"], errors="coerce").fillna(0)
+    return bool((counts[[m in models for m in rows.index.get_level_values(0)]] > 0).any())
+
+
+def table1_records(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    published: Mapping[str, Mapping[str, float]] | None = None,
+    *,
+    instruction_id: str = "table1",
+    precision_recall: str = "per_caption",
+) -> list[dict]:
+    """Table 1 as long-format records (the CSV twin): one per (model, embedding, metric).
+
+    ``precision_recall``: ``per_caption`` (the paper's "average precision": mean over captions)
+    or ``micro`` (pooled counts). Bound rows (``... [unverified present]`` / ``[... absent]``)
+    follow each affected metric when some object was left unverified.
+    """
+    rows = summary_rows(summary, instruction_id)
+    bounds = has_unverified(summary, instruction_id, models)
+    records: list[dict] = []
+
+    def add(model: str, embedding: str, column: str, metric: str, key: str) -> None:
+        """The headline cell, then its bounds when ``column`` has them (not the micro view)."""
+        emb = [embedding] if embedding else embedders
+        pub = published_value(published, model, key)
+        records.append(
+            _record(model, embedding, metric, summary_value(rows, model, emb, column), pub)
+        )
+        if bounds and column in BOUNDED_COLUMNS:
+            for bound, suffix in BOUND_SUFFIXES.items():
+                value = summary_value(rows, model, emb, f"{column}_if_{bound}")
+                records.append(_record(model, embedding, metric + suffix, value))
+
+    for column, metric, _ in GENERAL_ROWS:
+        if column == "POPE_F1" and all(
+            pd.isna(summary_value(rows, m, embedders, column)) for m in models
+        ):
+            continue
+        source = column
+        if column in ("precision", "recall") and precision_recall == "micro":
+            source = f"{column}_micro"
+        for model in models:
+            add(model, "", source, metric, column)
+    for embedder in embedders:
+        for column in CAOS_COLUMNS:
+            for model in models:
+                add(model, embedder, column, CAOS_METRIC[column], f"{embedder}:{column}")
+    return records
+
+
+def table2_records(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    published: Mapping[str, Mapping[str, float]] | None = None,
+) -> tuple[list[dict], int]:
+    """Table 2 as records: CAOS_T, _X, _K averaged over the individual instructions (each
+    instruction counts once, unweighted), and T/X, X/K, avg computed from those means, as the
+    paper's Table 2 (its ratio cells equal the ratios of its printed means). Pooled rows
+    (``table1``, ``all``) are excluded. Returns the records and the number of instructions."""
+    single = summary[~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)]
+    instructions = sorted(
+        set(single.loc[single["model"].isin(models), "instruction_id"].astype(str))
+    )
+    base = ["CAOS_T", "CAOS_X", "CAOS_K"]
+    means = single.groupby(["model", "embedder"], sort=True)[base].agg(
+        lambda s: pd.to_numeric(s, errors="coerce").mean()
+    )
+    records = []
+    for embedder in embedders:
+        values: dict[str, dict[str, float | None]] = {}
+        for model in models:
+            have = (model, embedder) in means.index
+            t, x, k = (float(means.loc[(model, embedder), c]) if have else None for c in base)
+            t, x, k = (None if v is None or pd.isna(v) else v for v in (t, x, k))
+            values[model] = {
+                "CAOS_T": t,
+                "CAOS_X": x,
+                "CAOS_K": k,
+                "CAOS_TX": t / x if t is not None and x else None,
+                "CAOS_XK": x / k if x is not None and k else None,
+                "CAOS_avg": (t + x + k) / 3 if None not in (t, x, k) else None,
+            }
+        for column in CAOS_COLUMNS:
+            for model in models:
+                pub = published_value(published, model, f"{embedder}:{column}")
+                records.append(
+                    _record(model, embedder, CAOS_METRIC[column], values[model][column], pub)
+                )
+    return records, len(instructions)
+
+
+def _metric_label(metric: str, embedding: str, k: int | None) -> str:
+    """LaTeX row label of a record's metric (bound suffixes kept as plain text)."""
+    base, suffix = metric, ""
+    for text in BOUND_SUFFIXES.values():
+        if metric.endswith(text):
+            base, suffix = metric[: -len(text)], ", " + text.strip(" []")
+    general = {name: label for _, name, label in GENERAL_ROWS}
+    if base in general:
+        return general[base] + suffix
+    column = {v: c for c, v in CAOS_METRIC.items()}[base]
+    return caos_label(column, embedding, k) + suffix
+
+
+def records_frame(
+    records: Sequence[Mapping], models: Sequence[str], k: int | None
+) -> tuple[pd.DataFrame, list[str], list[int]]:
+    """Metrics x models frame of records (and published columns where any record has one),
+    the row labels and the rows where a new block (a new embedding) starts."""
+    order: list[tuple[str, str]] = []
+    for r in records:
+        if (r["embedding"], r["metric"]) not in order:
+            order.append((r["embedding"], r["metric"]))
+    cell = {(r["embedding"], r["metric"], r["model"]): r for r in records}
+    data = {
+        latex_escape(m): [_nan(cell.get((e, metric, m), {}).get("value")) for e, metric in order]
+        for m in models
+    }
+    frame = pd.DataFrame(data, index=range(len(order)))
+    pub_models = [
+        m for m in models if any(r["model"] == m and r["published"] is not None for r in records)
+    ]
+    published = {
+        PUBLISHED_IDS.get(m, m): {
+            f"{e}|{metric}": cell[(e, metric, m)]["published"]
+            for e, metric in order
+            if (e, metric, m) in cell and cell[(e, metric, m)]["published"] is not None
+        }
+        for m in pub_models
+    }
+    frame = pd.concat([frame, _published_frame(published, [f"{e}|{m}" for e, m in order])], axis=1)
+    labels = [_metric_label(metric, e, k) for e, metric in order]
+    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
+    return frame, labels, breaks
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def _published_frame(
@@ -210,6 +411,24 @@ def _model_columns(models: Sequence[str]) -> list[str]:
     return [latex_escape(m) for m in models]
 
 
+def twin_csv(records: Sequence[Mapping]) -> str:
+    """The CSV twin of a table: long format, one row per cell, fixed float formatting."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(TWIN_COLUMNS)
+    for r in records:
+        writer.writerow(["" if r[c] is None else _format(r[c]) for c in TWIN_COLUMNS])
+    return buffer.getvalue()
+
+
+def _format(value: object) -> str:
+    """Floats with 6 decimals (stable across platforms' last-bit differences), others as text."""
+    return f"{value:.6f}" if isinstance(value, float) else str(value)
+
+
 def table1_latex(
     summary: pd.DataFrame,
     models: Sequence[str],
@@ -221,6 +440,8 @@ def table1_latex(
     k: int = 3,
     instruction_id: str = "table1",
     label: str = "tab:caos-table1",
+    precision_recall: str = "per_caption",
+    records: Sequence[Mapping] | None = None,
 ) -> str:
     """Table 1: precision, recall, objects per caption, CHAIR_S, POPE-F1 and the six CAOS scores
     per embedder (rows) for each model (columns), from the pooled ``instruction_id`` rows.
@@ -228,48 +449,46 @@ def table1_latex(
     The POPE-F1 row is left out when no model has a value, rather than printing a row of dashes.
     ``published`` (e.g. :data:`PUBLISHED_TABLE1`) adds "(published)" columns for comparison.
     """
-    rows = summary_rows(summary, instruction_id)
-    keys: list[str] = []
-    labels: list[str] = []
-    data: dict[str, list[float]] = {m: [] for m in models}
-    for column, text in GENERAL_ROWS:
-        values = [summary_value(rows, m, embedders, column) for m in models]
-        if column == "POPE_F1" and all(pd.isna(v) for v in values):
-            continue
-        keys.append(column)
-        labels.append(text)
-        for model, value in zip(models, values, strict=True):
-            data[model].append(value)
-    n_general = len(keys)
-    for embedder in embedders:
-        for column in CAOS_COLUMNS:
-            keys.append(f"{embedder}:{column}")
-            labels.append(caos_label(column, embedder, k))
-            for model in models:
-                data[model].append(summary_value(rows, model, [embedder], column))
-    frame = pd.DataFrame(data, index=range(len(keys)))
-    frame.columns = _model_columns(models)
-    frame = pd.concat([frame, _published_frame(published, keys)], axis=1)
+    if records is None:
+        records = table1_records(
+            summary,
+            models,
+            embedders,
+            published,
+            instruction_id=instruction_id,
+            precision_recall=precision_recall,
+        )
+    frame, labels, breaks = records_frame(records, models, k)
     names = ", ".join(latex_escape(embedder_label(e)) for e in embedders)
-    has_pope = "POPE_F1" in keys
+    has_pope = any(r["metric"] == "POPE-F1" for r in records)
+    bounds = any(r["metric"].endswith(BOUND_SUFFIXES["absent"]) for r in records)
+    per_caption = precision_recall == "per_caption"
     caption = (
         (_SIMULATED_NOTE if simulated else "")
-        + "Average precision, recall, number of objects per caption, CHAIR$_S$"
+        + ("Average precision, recall" if per_caption else "Pooled (micro) precision, recall")
+        + ", number of objects per caption, CHAIR$_S$"
         + (", POPE-F1" if has_pope else "")
         + f" and CAOS scores ({names} embeddings) per model"
         + (", pooled over the Table~1 instructions." if instruction_id == "table1" else ".")
-        + r" \# Objects counts every object mention of a caption's list (a repeated name again;"
-        " out-of-domain objects whether verified or not); distinct counts each name once."
-        + (_PUBLISHED_NOTE if published else "")
+        + (
+            " Precision and recall are means over captions of per-caption values."
+            if per_caption
+            else ""
+        )
+        + r" \# Objects is the mean number of distinct objects per caption; CHAIR$_S$ the"
+        " fraction of captions with a hallucinated object. CAOS$_T$, CAOS$_X$, CAOS$_K$ are"
+        " means over captions with a hallucination; CAOS$_{T/X}$, CAOS$_{X/K}$ and"
+        r" CAOS$_{\mathrm{avg}}$ are computed from those means, as in the paper."
+        + (
+            r" Rows marked \emph{unverified present / absent} bound the effect of out-of-domain"
+            " objects that no oracle verified (all taken as present / all as hallucinated); the"
+            " unmarked rows leave them out."
+            if bounds
+            else ""
+        )
+        + (_PUBLISHED_NOTE if any(r["published"] is not None for r in records) else "")
     )
-    return _render(
-        frame,
-        labels,
-        decimals=decimals,
-        caption=caption,
-        label=label,
-        breaks=[n_general + len(CAOS_COLUMNS) * j for j in range(len(embedders))],
-    )
+    return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
 
 
 def table2_latex(
@@ -283,52 +502,42 @@ def table2_latex(
     k: int = 3,
     label: str = "tab:caos-table2",
 ) -> str:
-    """Table 2: CAOS scores averaged over the individual instructions (i01..i14).
-
-    Each instruction's row of summary.csv is one CAOS value per (model, embedder); the table shows
-    their unweighted mean, as in the paper, so each instruction counts once whatever its number of
-    hallucinating captions. Pooled rows (``table1``, ``all``) are excluded.
-    """
-    single = summary[~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)]
-    instructions = sorted(
-        set(single.loc[single["model"].isin(models), "instruction_id"].astype(str))
-    )
-    means = single.groupby(["model", "embedder"], sort=True)[list(CAOS_COLUMNS)].agg(
-        lambda s: pd.to_numeric(s, errors="coerce").mean()
-    )
-    keys: list[str] = []
-    labels: list[str] = []
-    data: dict[str, list[float]] = {m: [] for m in models}
-    for embedder in embedders:
-        for column in CAOS_COLUMNS:
-            keys.append(f"{embedder}:{column}")
-            labels.append(caos_label(column, embedder, k))
-            for model in models:
-                present = (model, embedder) in means.index
-                data[model].append(
-                    float(means.loc[(model, embedder), column]) if present else float("nan")
-                )
-    frame = pd.DataFrame(data, index=range(len(keys)))
-    frame.columns = _model_columns(models)
-    frame = pd.concat([frame, _published_frame(published, keys)], axis=1)
+    """Table 2: CAOS scores averaged over the individual instructions (see table2_records)."""
+    records, n_instructions = table2_records(summary, models, embedders, published)
+    frame, labels, breaks = records_frame(records, models, k)
     caption = (
         (_SIMULATED_NOTE if simulated else "")
-        + f"Average CAOS scores across {len(instructions)} different instructions "
-        + "(unweighted mean of the per-instruction scores)."
+        + f"Average CAOS scores across {n_instructions} different instructions "
+        + "(CAOS$_T$, CAOS$_X$, CAOS$_K$: unweighted means of the per-instruction scores; "
+        + "the ratios and the average are computed from those means, as in the paper)."
         + (
             _PUBLISHED_NOTE.replace("validation images)", "validation images, 14 instructions)")
-            if published
+            if any(r["published"] is not None for r in records)
             else ""
         )
     )
-    return _render(
-        frame,
-        labels,
-        decimals=decimals,
-        caption=caption,
-        label=label,
-        breaks=[len(CAOS_COLUMNS) * j for j in range(len(embedders))],
-    )
+    return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
+
+
+def ratio_records(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    *,
+    instruction_id: str = "table1",
+) -> list[dict]:
+    """CAOS_T/X, CAOS_X/K and CAOS_avg two ways: from the pooled means (the tables) and as the
+    mean over captions of the per-caption values (secondary view, metric suffix
+    `` (mean of ratios)``)."""
+    rows = summary_rows(summary, instruction_id)
+    records = []
+    for embedder in embedders:
+        for column in ("CAOS_TX", "CAOS_XK", "CAOS_avg"):
+            for suffix, how in (("", ""), ("_mor", " (mean of ratios)")):
+                for model in models:
+                    value = summary_value(rows, model, [embedder], column + suffix)
+                    records.append(_record(model, embedder, CAOS_METRIC[column] + how, value))
+    return records
 
 
 def rom_latex(
@@ -340,34 +549,31 @@ def rom_latex(
     *,
     instruction_id: str = "table1",
     label: str = "tab:caos-ratios",
+    records: Sequence[Mapping] | None = None,
 ) -> str:
-    """CAOS_{T/X} and CAOS_{X/K} as mean of per-caption ratios (the paper's aggregation, used in
-    Table 1) next to the ratio of the mean scores, to show how much the choice matters: the two
-    differ whenever per-caption denominators vary, and the mean of ratios is not CAOS_T/CAOS_X.
-    """
-    rows = summary_rows(summary, instruction_id)
-    labels: list[str] = []
-    data: dict[str, list[float]] = {m: [] for m in models}
-    for embedder in embedders:
-        name = latex_escape(embedder_label(embedder))
-        for column, sub in (("CAOS_TX", "T/X"), ("CAOS_XK", "X/K")):
-            for suffix, how in (("", "mean of ratios"), ("_rom", "ratio of means")):
-                labels.append(f"CAOS$_{{{sub}}}$--{name}, {how}")
-                for model in models:
-                    data[model].append(summary_value(rows, model, [embedder], column + suffix))
-    frame = pd.DataFrame(data, index=range(len(labels)))
-    frame.columns = _model_columns(models)
+    """The ratio cells of Table 1 computed from the pooled means (the paper's tables) beside the
+    mean over captions of the per-caption ratios, to show how much the aggregation matters."""
+    if records is None:
+        records = ratio_records(summary, models, embedders, instruction_id=instruction_id)
+    order: list[tuple[str, str]] = []
+    for r in records:
+        if (r["embedding"], r["metric"]) not in order:
+            order.append((r["embedding"], r["metric"]))
+    cell = {(r["embedding"], r["metric"], r["model"]): r["value"] for r in records}
+    data = {latex_escape(m): [_nan(cell.get((e, x, m))) for e, x in order] for m in models}
+    frame = pd.DataFrame(data, index=range(len(order)))
+    labels = []
+    for e, metric in order:
+        base, _, how = metric.partition(" (")
+        column = {v: c for c, v in CAOS_METRIC.items()}[base]
+        labels.append(
+            caos_label(column, e) + (", mean of ratios" if how else ", from the pooled means")
+        )
+    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
     caption = (
         (_SIMULATED_NOTE if simulated else "")
-        + "CAOS$_{T/X}$ and CAOS$_{X/K}$ computed as the mean over captions of per-caption ratios "
-        + "(the aggregation of the CAOS paper, used in the other tables) and as the ratio of "
-        + "the mean CAOS scores."
+        + r"CAOS$_{T/X}$, CAOS$_{X/K}$ and CAOS$_{\mathrm{avg}}$ computed from the pooled mean "
+        + "scores (the paper's aggregation, used in Tables 1 and 2) and as the mean over "
+        + "captions of the per-caption values (secondary view)."
     )
-    return _render(
-        frame,
-        labels,
-        decimals=decimals,
-        caption=caption,
-        label=label,
-        breaks=[4 * j for j in range(len(embedders))],
-    )
+    return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)

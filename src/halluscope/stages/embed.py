@@ -9,11 +9,16 @@ from halluscope.stages.data import load_items
 
 
 def frequent_objects(frequent: str | list[str]) -> list[str]:
-    """The K list of CAOS: ``coco`` = MSCOCO classes by training frequency, or an explicit list."""
-    if frequent == "coco":
-        from halluscope.objects.coco import COCO_FREQUENCY_ORDER
+    """The K list of CAOS: a named order of ``FREQUENT_ORDERS`` (``coco`` = MSCOCO classes by
+    training instances), or an explicit list."""
+    if isinstance(frequent, str):
+        from halluscope.objects.coco import FREQUENT_ORDERS
 
-        return list(COCO_FREQUENCY_ORDER)
+        if frequent not in FREQUENT_ORDERS:
+            raise ValueError(
+                f"caos.frequent: unknown order {frequent!r}; valid: {', '.join(FREQUENT_ORDERS)}"
+            )
+        return list(FREQUENT_ORDERS[frequent])
     return list(frequent)
 
 
@@ -28,8 +33,10 @@ def run(
 ) -> None:
     """Write ``{embedder}.npz`` and the list of names without a vector."""
     from halluscope.embeddings import embed_names, load_embedder, save_vectors
+    from halluscope.objects.coco import COCO_CLASSES
 
-    names: set[str] = set(frequent_objects(frequent))
+    # every MSCOCO class, so that any K order (caos.frequent, caos.sensitivity) has its vectors
+    names: set[str] = set(frequent_objects(frequent)) | set(COCO_CLASSES)
     for item in load_items(items_path).values():
         names.update(item.get("gt_objects", []))
         names.update(item.get("other_objects", []))

@@ -53,14 +53,19 @@ def figure(args: argparse.Namespace) -> None:
 
 
 def tables(args: argparse.Namespace) -> None:
-    """CAOS Table 1, Table 2, the ratio table and the setting note."""
+    """CAOS Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin
+    (long format: model, embedding, metric, value, published)."""
     from halluscope.report import is_simulated
     from halluscope.report.tables import (
         PUBLISHED_TABLE1,
         PUBLISHED_TABLE2,
+        ratio_records,
         rom_latex,
         table1_latex,
+        table1_records,
         table2_latex,
+        table2_records,
+        twin_csv,
     )
 
     summary = _read(args.summary)
@@ -70,18 +75,94 @@ def tables(args: argparse.Namespace) -> None:
     out = Path(args.out_dir)
     pub1 = PUBLISHED_TABLE1 if args.published else None
     pub2 = PUBLISHED_TABLE2 if args.published else None
+    how = args.precision_recall
+    records1 = table1_records(summary, models, embedders, pub1, precision_recall=how)
     atomic_write_text(
         out / "caos_table1.tex",
-        table1_latex(summary, models, embedders, args.decimals, sim, pub1, k=args.k),
-    )
+        table1_latex(
+            summary, models, embedders, args.decimals, sim, pub1, k=args.k,
+            precision_recall=how, records=records1, label=f"tab:{args.run}:caos-table1",
+        ),
+    )  # fmt: skip
+    atomic_write_text(out / "caos_table1.csv", twin_csv(records1))
     atomic_write_text(
         out / "caos_table2.tex",
-        table2_latex(summary, models, embedders, args.decimals, sim, pub2, k=args.k),
+        table2_latex(
+            summary,
+            models,
+            embedders,
+            args.decimals,
+            sim,
+            pub2,
+            k=args.k,
+            label=f"tab:{args.run}:caos-table2",
+        ),  # fmt: skip
     )
     atomic_write_text(
-        out / "caos_ratios.tex", rom_latex(summary, models, embedders, args.decimals, sim)
+        out / "caos_table2.csv", twin_csv(table2_records(summary, models, embedders, pub2)[0])
     )
+    ratios = ratio_records(summary, models, embedders)
+    atomic_write_text(
+        out / "caos_ratios.tex",
+        rom_latex(
+            summary,
+            models,
+            embedders,
+            args.decimals,
+            sim,
+            records=ratios,
+            label=f"tab:{args.run}:caos-ratios",
+        ),  # fmt: skip
+    )
+    atomic_write_text(out / "caos_ratios.csv", twin_csv(ratios))
     atomic_write_text(out / "caos_setting.tex", setting_note(args.setting, summary, sim))
+    if args.published:
+        from halluscope.report import reproduction
+
+        agreement = reproduction.rank_agreement(records1)
+        atomic_write_text(
+            out / "caos_comparison.tex",
+            reproduction.comparison_latex(records1, models, args.decimals),
+        )
+        atomic_write_text(
+            out / "caos_agreement.tex", reproduction.agreement_latex(agreement, args.decimals)
+        )
+        atomic_write_text(out / "caos_agreement.csv", reproduction.agreement_csv(agreement))
+        atomic_write_text(
+            out / "caos_differences.tex", reproduction.differences_latex(args.setting)
+        )
+
+
+def sensitivity(args: argparse.Namespace) -> None:
+    """The CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
+    from halluscope.embeddings import load_vectors
+    from halluscope.report import is_simulated
+    from halluscope.report.sensitivity import sensitivity_latex, sensitivity_records
+    from halluscope.report.tables import twin_csv
+
+    summary = _read(args.summary)
+    objects = _read(args.objects)
+    vectors = {name: load_vectors(path) for name, path in args.vectors.items()}
+    records = sensitivity_records(
+        summary,
+        objects,
+        vectors,
+        models=list(args.models),
+        embedders=list(args.embedders),
+        frequent=args.frequent,
+        alternatives=list(args.alternatives),
+        k=args.k,
+        instructions=list(args.table1),
+    )
+    out = Path(args.out_dir)
+    sim = is_simulated(args.models)
+    atomic_write_text(
+        out / "caos_sensitivity.tex",
+        sensitivity_latex(
+            records, list(args.models), args.decimals, sim, label=f"tab:{args.run}:caos-sensitivity"
+        ),
+    )
+    atomic_write_text(out / "caos_sensitivity.csv", twin_csv(records))
 
 
 def _tt(text: object) -> str:
@@ -152,22 +233,28 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
     elif omethod == "annotations":
         otext = "Out-of-domain objects: judged from the authored annotations (no oracle)"
     else:
-        n_unverified = int(summary.loc[summary["instruction_id"] == "all", "n_unverified"].sum())
         otext = (
-            "Out-of-domain objects: no oracle, so they stay unverified and are neither "
-            f"hallucinations nor ground truth ({n_unverified} unverified mentions over all "
-            "models and embedders)"
+            "Out-of-domain objects: no oracle, so they stay unverified; the headline rows leave "
+            "them out (neither hallucinations nor ground truth) and the bound rows take all of "
+            "them as present or all as hallucinated. Unverified distinct objects per model "
+            "(of all distinct objects, Table~1 instructions): " + unverified_counts(summary)
         )
     items.append(otext + ".")
     items.append(
-        "\\# Objects counts every mention of the object list $L$ (duplicates kept, unverified "
-        "out-of-domain objects included); precision counts verified mentions only."
+        "$L$ holds each caption's distinct objects in order of first mention (Algorithm~1); "
+        "\\# Objects is their mean number per caption (unverified out-of-domain objects "
+        "included); precision and recall are means over captions of per-caption values "
+        "(precision over verified objects, captions with at least one)."
     )
+    frequent = setting.get("frequent")
     items.append(
-        f"CAOS$_K$ uses the top-{setting.get('k')} most frequent MSCOCO objects "
-        f"({_tt(setting.get('frequent'))}); averages are means over captions with at "
-        "least one hallucinated object."
+        f"CAOS$_K$ uses the top-{setting.get('k')} objects of the order {_tt(frequent)} "
+        f"({latex_escape(frequent_description(frequent, setting.get('k')))}); CAOS$_T$, "
+        "CAOS$_X$, CAOS$_K$ are means over captions with at least one hallucinated object, "
+        "and the ratios and the average are computed from those means."
     )
+    if setting.get("n_images_limit"):
+        items.append(f"Only the first {setting['n_images_limit']} images of the dataset are used.")
     body = "\n".join(f"  \\item {line}" for line in items)
     return (
         "% generated by halluscope from params.yaml; do not edit\n"
@@ -175,13 +262,86 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
     )
 
 
+def unverified_counts(summary) -> str:
+    """``model n / N`` for the pooled Table 1 rows of the first embedder (counts do not depend
+    on the embedder)."""
+    rows = summary[summary["instruction_id"] == "table1"]
+    if rows.empty:
+        return "none"
+    first = rows["embedder"].iloc[0]
+    rows = rows[rows["embedder"] == first]
+    from halluscope.report.tables import latex_escape
+
+    parts = []
+    for _, row in rows.iterrows():
+        total = int(row["n_objects"]) if "n_objects" in row else 0
+        share = f" ({100 * int(row['n_unverified']) / total:.0f}\\%)" if total else ""
+        parts.append(f"{latex_escape(row['model'])} {int(row['n_unverified'])} of {total}{share}")
+    return "; ".join(parts)
+
+
+def frequent_description(frequent, k) -> str:
+    """What a ``caos.frequent`` value means, with its top-k names."""
+    names = frequent_objects(frequent)[: int(k or 3)]
+    what = {
+        "coco": "MSCOCO classes by training instances",
+        "coco-instances": "MSCOCO classes by training instances",
+        "coco-images": "MSCOCO classes by images whose ground truth has them",
+        "paper-examples": "the CAOS paper's own examples",
+    }.get(frequent if isinstance(frequent, str) else "", "an explicit list")
+    return f"{what}: " + ", ".join(names)
+
+
+def paper(args: argparse.Namespace) -> None:
+    """Write the section list, run pdflatex twice (cross-references) with a fixed
+    SOURCE_DATE_EPOCH so the PDF carries no run time, and move the PDF into place. A LaTeX
+    error fails the job with the end of the LaTeX log."""
+    import os
+    import subprocess
+    import tempfile
+
+    main = Path(args.main).resolve()
+    out = Path(args.out).resolve()
+    atomic_write_text(
+        args.out_sections,
+        "% generated by halluscope stage-paper: the sections whose profile has run\n"
+        + "".join(f"\\input{{sections/{name}}}\n" for name in args.sections),
+    )
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"}
+    with tempfile.TemporaryDirectory(prefix=".paper-", dir=out.parent) as build:
+        command = [
+            "pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+            f"-output-directory={build}", f"-jobname={out.stem}", main.name,
+        ]  # fmt: skip
+        for _ in range(2):
+            run = subprocess.run(
+                command, cwd=main.parent, env=env, capture_output=True, text=True, check=False
+            )
+            if run.returncode != 0:
+                log = Path(build, out.stem + ".log")
+                tail = log.read_text(errors="replace")[-3000:] if log.exists() else run.stdout
+                raise InputError(f"pdflatex failed on {main}:\n{tail}")
+        atomic_write_bytes(out, Path(build, out.stem + ".pdf").read_bytes())
+
+
 def assemble(args: argparse.Namespace) -> None:
-    """Copy every benchmark's tables into ``results/tables`` (one rule owns that folder)."""
+    """Build ``results/tables``: the active profile's tables (and CSV twins) in
+    ``results/tables/<run>/``, plus every other profile's tables copied again from its own
+    ``results/report/<profile>/`` folder, so running one profile never removes another's tables
+    (Snakemake empties a ``directory()`` output before the job; one rule owns that folder)."""
     out = Path(args.out_dir)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for table in args.tables:
-        atomic_write_bytes(tmp / Path(table).name, Path(table).read_bytes())
+    (tmp / args.run).mkdir(parents=True)
+    for table in map(Path, args.tables):
+        atomic_write_bytes(tmp / args.run / table.name, table.read_bytes())
+    root = Path(args.report_root)
+    for other in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        tables = sorted([*other.glob("*.tex"), *other.glob("*.csv")])
+        if other.name == args.run or not tables:
+            continue
+        (tmp / other.name).mkdir()
+        for path in tables:
+            atomic_write_bytes(tmp / other.name / path.name, path.read_bytes())
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)

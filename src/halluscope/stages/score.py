@@ -1,22 +1,38 @@
-"""Score stage: CAOS and CHAIR-style counts for one model x instruction x embedder."""
+"""Score stage: CAOS and CHAIR-style counts for one model x instruction x embedder.
+
+Counts are of the caption's *distinct* objects (L of Algorithm 1), except the ``*_mentions``
+columns, which count every mention (CHAIR_I is a mention-level rate in the reference CHAIR).
+CAOS is computed three times: with unverified objects (no oracle) left out (the headline), and
+with all of them present / all absent (``*_if_present``, ``*_if_absent``), the two bounds.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from halluscope.io import read_jsonl
-from halluscope.metrics.caos import SCORES, CAOSScorer, CaptionObject, VectorTable
+from halluscope.metrics.caos import (
+    SCORES,
+    CAOSScorer,
+    CaptionObject,
+    VectorTable,
+    distinct_objects,
+)
 from halluscope.stages.csvio import write_csv
 from halluscope.stages.data import load_items
 from halluscope.stages.embed import frequent_objects
 from halluscope.stages.oracle import load_decisions
 
 KEYS = ("model", "embedder", "instruction_id", "image_id")
+#: The two bounds for objects no oracle verified (see halluscope.metrics.caos).
+BOUNDS = ("present", "absent")
+BOUND_SCORES = tuple(f"{s}_if_{b}" for b in BOUNDS for s in SCORES)
 CAPTION_COLUMNS = (
     *KEYS,
     "n_objects",
-    "n_unique_objects",
-    "n_in_domain",
+    "n_mentions",
+    "n_in_domain_mentions",
+    "n_in_domain_hallucinated_mentions",
     "n_hallucinated",
     "n_in_domain_hallucinated",
     "n_unverified",
@@ -24,6 +40,7 @@ CAPTION_COLUMNS = (
     "n_gt_mentioned",
     "n_scored",
     *SCORES,
+    *BOUND_SCORES,
     "missing_vectors",
 )
 
@@ -78,8 +95,17 @@ def run(
     for rec in read_jsonl(objects):
         image_id = rec["image_id"]
         gt = set(items[image_id].get("gt_objects", []))
-        objs = caption_objects(rec, gt, decisions)
+        mentions = caption_objects(rec, gt, decisions)
+        objs = distinct_objects(mentions)
         result = scorer.score_caption(sorted(gt), objs)
+        bounds = {}
+        for bound in BOUNDS:
+            scores = (
+                scorer.score_caption(sorted(gt), objs, unverified=bound).scores
+                if any(o.present is None for o in objs)
+                else result.scores
+            )
+            bounds.update({f"{s}_if_{bound}": v for s, v in scores.items()})
         key = {
             "model": model_id,
             "embedder": embedder_id,
@@ -91,8 +117,11 @@ def run(
             {
                 **key,
                 "n_objects": len(objs),
-                "n_unique_objects": len({o.name for o in objs}),
-                "n_in_domain": sum(o.in_domain for o in objs),
+                "n_mentions": len(mentions),
+                "n_in_domain_mentions": sum(o.in_domain for o in mentions),
+                "n_in_domain_hallucinated_mentions": sum(
+                    o.in_domain and o.present is False for o in mentions
+                ),
                 "n_hallucinated": sum(o.present is False for o in objs),
                 "n_in_domain_hallucinated": sum(o.in_domain and o.present is False for o in objs),
                 "n_unverified": sum(o.present is None for o in objs),
@@ -100,6 +129,7 @@ def run(
                 "n_gt_mentioned": len(gt & mentioned),
                 "n_scored": result.n_hallucinated,
                 **result.scores,
+                **bounds,
                 "missing_vectors": "|".join(result.missing),
             }
         )

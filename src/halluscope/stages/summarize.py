@@ -1,15 +1,22 @@
 """Summarize stage: pool per-job score files into ``summary.csv`` and ``objects.csv``.
 
-Definitions (per group of captions):
-* ``objects_per_caption`` = mean number of objects in L (every mention: a repeated name counts
-  again, an out-of-domain object counts whether the oracle verified it or not);
-* ``unique_objects_per_caption`` = mean number of distinct names in L;
-* ``precision`` = genuine objects / verified objects (unverified ones left out);
-* ``recall`` = GT objects mentioned / GT objects (micro over captions);
-* ``CHAIR_S`` = captions with a hallucinated MSCOCO object / captions;
-* ``CHAIR_I`` = hallucinated MSCOCO mentions / MSCOCO mentions;
-* CAOS: mean over captions with a hallucination of the per-caption values, ``*_rom`` the ratio
-  of the means (see ``halluscope.metrics.caos``).
+Definitions per group of captions, as in the CAOS paper's Table 1 ("Average Precision, Recall,
+the number of objects per generated caption"): per-caption values averaged over captions.
+* ``objects_per_caption`` = mean number of distinct objects in L (unverified out-of-domain
+  objects included); ``mentions_per_caption`` counts every mention (secondary);
+* ``precision`` = mean over captions with at least one verified object of genuine / verified
+  distinct objects (unverified ones left out); ``precision_micro`` pools the counts instead;
+* ``recall`` = mean over captions with at least one GT object of GT objects mentioned / GT
+  objects; ``recall_micro`` pools the counts;
+* ``CHAIR_S`` = captions with a hallucinated object of L (in-domain by the GT, out-of-domain by
+  the oracle) / captions, the paper's "fraction of captions having hallucinated objects";
+  ``CHAIR_S_mscoco`` counts MSCOCO objects only (the reference CHAIR);
+* ``CHAIR_I`` = hallucinated MSCOCO mentions / MSCOCO mentions (the reference CHAIR, micro);
+* CAOS: see :func:`halluscope.metrics.caos.aggregate` (T, X, K pooled over captions with a
+  hallucination; T/X, X/K and avg from the pooled means; ``*_mor`` the mean of per-caption
+  ratios);
+* ``*_if_present`` / ``*_if_absent``: precision, CHAIR_S and CAOS with every unverified object
+  taken as present / as hallucinated: the two bounds of not having an oracle.
 """
 
 from __future__ import annotations
@@ -17,9 +24,12 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from halluscope.metrics.caos import SCORES, aggregate
+from halluscope.metrics.caos import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.stages.csvio import as_float, read_csv, write_csv
-from halluscope.stages.score import CAPTION_COLUMNS
+from halluscope.stages.score import BOUNDS, CAPTION_COLUMNS
+
+#: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
+BOUNDED = ("precision", "CHAIR_S", *SCORES)
 
 SUMMARY_COLUMNS = (
     "model",
@@ -28,14 +38,18 @@ SUMMARY_COLUMNS = (
     "n_captions",
     "n_no_hallucination",
     "objects_per_caption",
-    "unique_objects_per_caption",
+    "mentions_per_caption",
     "precision",
+    "precision_micro",
     "recall",
+    "recall_micro",
     "CHAIR_S",
+    "CHAIR_S_mscoco",
     "CHAIR_I",
     *SCORES,
-    "CAOS_TX_rom",
-    "CAOS_XK_rom",
+    *MEAN_OF_RATIOS,
+    *(f"{c}_if_{b}" for b in BOUNDS for c in BOUNDED),
+    "n_objects",
     "n_unverified",
     "POPE_F1",
 )
@@ -49,24 +63,60 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _precision(rows: list[dict[str, int]], unverified: str) -> float | None:
+    """Mean per-caption precision; unverified objects left out, or counted present / absent."""
+    values = []
+    for r in rows:
+        if unverified == "exclude":
+            denominator = r["n_objects"] - r["n_unverified"]
+            genuine = denominator - r["n_hallucinated"]
+        else:
+            denominator = r["n_objects"]
+            genuine = denominator - r["n_hallucinated"]
+            genuine -= r["n_unverified"] if unverified == "absent" else 0
+        if denominator > 0:
+            values.append(genuine / denominator)
+    return _mean(values)
+
+
 def summarize_group(rows: list[dict[str, str]]) -> dict:
     """Summary metrics of a group of caption rows (see module docstring)."""
-    ints = {c: sum(int(r[c]) for r in rows) for c in COUNT_COLUMNS}
+    counts = [{c: int(r[c]) for c in COUNT_COLUMNS} for r in rows]
+    ints = {c: sum(r[c] for r in counts) for c in COUNT_COLUMNS}
     verified = ints["n_objects"] - ints["n_unverified"]
-    caos = aggregate({s: as_float(r[s]) for s in SCORES} for r in rows)
-    return {
-        "n_captions": len(rows),
-        "n_no_hallucination": caos["n_no_hallucination"],
-        "objects_per_caption": ints["n_objects"] / len(rows) if rows else None,
-        "unique_objects_per_caption": ints["n_unique_objects"] / len(rows) if rows else None,
-        "precision": _ratio(verified - ints["n_hallucinated"], verified),
-        "recall": _ratio(ints["n_gt_mentioned"], ints["n_gt"]),
-        "CHAIR_S": sum(int(r["n_in_domain_hallucinated"]) > 0 for r in rows) / len(rows),
-        "CHAIR_I": _ratio(ints["n_in_domain_hallucinated"], ints["n_in_domain"]),
-        **{s: caos[s] for s in (*SCORES, "CAOS_TX_rom", "CAOS_XK_rom")},
+    n = len(rows)
+    caos = {"": aggregate({s: as_float(r[s]) for s in SCORES} for r in rows)}
+    for bound in BOUNDS:
+        caos[bound] = aggregate({s: as_float(r[f"{s}_if_{bound}"]) for s in SCORES} for r in rows)
+    out = {
+        "n_captions": n,
+        "n_no_hallucination": caos[""]["n_no_hallucination"],
+        "objects_per_caption": ints["n_objects"] / n if n else None,
+        "mentions_per_caption": ints["n_mentions"] / n if n else None,
+        "precision": _precision(counts, "exclude"),
+        "precision_micro": _ratio(verified - ints["n_hallucinated"], verified),
+        "recall": _mean([r["n_gt_mentioned"] / r["n_gt"] for r in counts if r["n_gt"]]),
+        "recall_micro": _ratio(ints["n_gt_mentioned"], ints["n_gt"]),
+        "CHAIR_S": sum(r["n_hallucinated"] > 0 for r in counts) / n if n else None,
+        "CHAIR_S_mscoco": sum(r["n_in_domain_hallucinated"] > 0 for r in counts) / n if n else None,
+        "CHAIR_I": _ratio(ints["n_in_domain_hallucinated_mentions"], ints["n_in_domain_mentions"]),
+        **{s: caos[""][s] for s in (*SCORES, *MEAN_OF_RATIOS)},
+        "n_objects": ints["n_objects"],
         "n_unverified": ints["n_unverified"],
         "POPE_F1": None,
     }
+    for bound in BOUNDS:
+        out[f"precision_if_{bound}"] = _precision(counts, bound)
+        extra = (lambda r: r["n_unverified"]) if bound == "absent" else (lambda r: 0)
+        out[f"CHAIR_S_if_{bound}"] = (
+            sum(r["n_hallucinated"] + extra(r) > 0 for r in counts) / n if n else None
+        )
+        out.update({f"{s}_if_{bound}": caos[bound][s] for s in SCORES})
+    return out
 
 
 def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
