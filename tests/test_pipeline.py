@@ -3,18 +3,17 @@
 One complete run (module fixture), then: every output exists and says "simulated"; a dry run has
 nothing to do; changing CAOS k reruns only the jobs that read it; adding a 15th instruction runs
 only its new jobs and what pools them; editing a stage's module reruns that stage; `dvc repro`
-after `dvc commit` reruns nothing; the paper compiles with pdflatex.
+after `dvc commit` reruns nothing; the report builds through its rule.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import built_copy, copy_project, planned_jobs, run
+from pipeline_helpers import built_copy, copy_project, planned_jobs, run, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -32,34 +31,50 @@ def edit_params(root: Path, edit) -> None:
 
 
 def test_outputs_exist_and_say_simulated(project: Path) -> None:
-    tables = sorted(p.name for p in (project / "results/tables").glob("*.tex"))
+    tables = sorted(p.name for p in (project / "results/tables/demo").glob("*.tex"))
     expected = {"caos_ratios.tex", "caos_table1.tex", "caos_table2.tex"}
     expected |= {"trihe_table.tex", "phd_table.tex"}  # rules/trihe.smk, rules/phd.smk
     expected |= {"nope_table.tex", "nope_breakdown.tex"}  # rules/nope.smk
     assert expected <= set(tables), tables
     for table in tables:
-        assert "simulated" in (project / "results/tables" / table).read_text()
+        assert "simulated" in (project / "results/tables/demo" / table).read_text()
     figures = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions",
                "nope_question_types", "trihe_bars", "phd_heatmap")  # fmt: skip
     for name in figures:
         for ext in ("pdf", "png"):
-            assert (project / "results/figures" / f"{name}.{ext}").stat().st_size > 1000
+            assert (project / "results/figures/demo" / f"{name}.{ext}").stat().st_size > 1000
 
 
 def test_nothing_to_do_after_complete_run(project: Path) -> None:
     assert planned_jobs(project, "results/tables/", "all") == {}
 
 
-def test_paper_compiles(project: Path) -> None:
+def test_caos_tables_have_csv_twins(project: Path) -> None:
+    """Each CAOS LaTeX table has a long-format CSV twin with the same numbers."""
+    import csv
+
+    folder = project / "results/tables/demo"
+    for name in ("caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"):
+        rows = list(csv.DictReader((folder / f"{name}.csv").open(encoding="utf-8")))
+        assert rows and list(rows[0]) == ["model", "embedding", "metric", "value", "published"]
+        text = (folder / f"{name}.tex").read_text(encoding="utf-8")
+        first = next(r for r in rows if r["value"] and r["model"] == "sim-precise")
+        assert f"{float(first['value']):.2f}" in text, (name, first)
+
+
+def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
+    """The report is a rule: it builds with the demo section; a profile that has run (its
+    results/report/<profile>/ exists) adds its section, and a missing input fails the build."""
     assert shutil.which("pdflatex"), "pdflatex is required (Debian texlive-latex-recommended)"
-    for _ in range(2):
-        subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
-            cwd=project / "paper",
-            check=True,
-            capture_output=True,
-        )
-    assert (project / "paper/main.pdf").stat().st_size > 10_000
+    snakemake(project, "--cores", "2", "results/paper/report.pdf")
+    assert (project / "results/paper/report.pdf").stat().st_size > 10_000
+    sections = (project / "results/paper/sections.tex").read_text(encoding="utf-8")
+    assert "\\input{sections/demo}" in sections and "caos-real" not in sections
+    root = copy_project(tmp_path / "copy")
+    (root / "results/report/phd-ccs").mkdir(parents=True)  # "ran", but its table is missing
+    proc = snakemake(root, "-n", "--cores", "1", "results/paper/report.pdf", check=False)
+    assert proc.returncode != 0
+    assert "results/report/phd-ccs/phd_table.tex" in proc.stdout + proc.stderr
 
 
 def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> None:

@@ -1,8 +1,12 @@
-"""The other profiles validate and their DAGs resolve (dry runs: no model is loaded)."""
+"""The other profiles validate and their DAGs resolve (dry runs: no model is loaded), in a fresh
+copy of the project so that results of earlier runs in the working tree cannot hide jobs."""
 
 from __future__ import annotations
 
-from pipeline_helpers import ROOT, merged_params, snakemake
+from pathlib import Path
+
+import pytest
+from pipeline_helpers import copy_project, merged_params, snakemake
 
 from halluscope.config import validate
 
@@ -12,9 +16,14 @@ def test_profiles_validate() -> None:
         validate(merged_params(profile), source=profile)
 
 
-def test_paper_profile_dag_resolves_with_gpu_resources() -> None:
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Path:
+    return copy_project(tmp_path_factory.mktemp("profiles") / "halluscope")
+
+
+def test_paper_profile_dag_resolves_with_gpu_resources(fresh: Path) -> None:
     proc = snakemake(
-        ROOT,
+        fresh,
         "-n",
         "--cores",
         "8",
@@ -27,13 +36,13 @@ def test_paper_profile_dag_resolves_with_gpu_resources() -> None:
     text = proc.stdout + proc.stderr
     assert "generate" in text and "oracle" in text
     # 5 models x 14 instructions caption jobs; the transformers models ask for a GPU
-    assert "results/responses/coco/llava-1.5-13b/i14.jsonl" in text
+    assert "results/responses/paper/llava-1.5-13b/i14.jsonl" in text
     assert "gpu=1" in text
 
 
-def test_pope_captions_profile_dag_resolves() -> None:
+def test_pope_captions_profile_dag_resolves(fresh: Path) -> None:
     proc = snakemake(
-        ROOT,
+        fresh,
         "-n",
         "--cores",
         "2",

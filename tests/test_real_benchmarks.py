@@ -70,11 +70,11 @@ def test_phd_ccs_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
         # 753 no-questions: the no-recall follows 1 - yes_bias within sampling error
         assert abs(scores["recall_no"] - (1 - bias)) < 0.06, (model, scores["recall_no"], bias)
         assert scores["by_mode"]["ccs"]["overall"] == pytest.approx(scores["overall"])
-    table = (project / "results/tables/phd_table.tex").read_text(encoding="utf-8")
+    table = (project / "results/tables/phd-ccs/phd_table.tex").read_text(encoding="utf-8")
     assert "released counter-common-sense questions" in table
     assert "demo images" not in table
-    assert not (project / "results/tables/caos_table1.tex").exists()  # caos.enabled: false
-    assert (project / "results/figures/phd_heatmap.png").stat().st_size > 0
+    assert not (project / "results/tables/phd-ccs/caos_table1.tex").exists()  # caos.enabled: false
+    assert (project / "results/figures/phd-ccs/phd_heatmap.png").stat().st_size > 0
 
 
 @needs_shared
@@ -99,6 +99,6 @@ def test_trihe_gqa_profile_whole_dag_recovers_injected_errors(tmp_path: Path, mo
         assert abs(measured - truth) < 0.05, (model, measured, truth)
         # the released similarity judge never flags more than slots does here
         assert scores["judges"]["similarity"]["n_hallucinated"] <= slots["n_hallucinated"]
-    table = (project / "results/tables/trihe_table.tex").read_text(encoding="utf-8")
+    table = (project / "results/tables/trihe-gqa/trihe_table.tex").read_text(encoding="utf-8")
     assert "released questions and scene graphs" in table
-    assert not (project / "results/tables/caos_table1.tex").exists()
+    assert not (project / "results/tables/trihe-gqa/caos_table1.tex").exists()

@@ -118,7 +118,12 @@ def agreement_latex(rows: Sequence[Mapping], decimals: int) -> str:
         "absolute difference."
     )
     return _render(
-        frame, labels, decimals=decimals, caption=caption, label="tab:real-caos-agreement"
+        frame,
+        labels,
+        decimals=decimals,
+        caption=caption,
+        label="tab:real-caos-agreement",
+        columns_name="Metric",
     )
 
 

@@ -359,6 +359,7 @@ def _render(
     caption: str,
     label: str,
     breaks: Sequence[int] = (),
+    columns_name: str = "Model",
 ) -> str:
     """Render a metrics x models frame as a booktabs ``table`` with caption and label.
 
@@ -377,7 +378,7 @@ def _render(
     if n_published:
         column_format += r"@{\hspace{1.5em}}" + "r" * n_published
     frame.index = pd.Index(list(labels))
-    frame.columns = pd.Index([str(c) for c in frame.columns], name="Model")
+    frame.columns = pd.Index([str(c) for c in frame.columns], name=columns_name)
     # Wide tables (e.g. with published columns) get a smaller font so they fit a text column.
     size, sep = ("footnotesize", "3pt") if frame.shape[1] > 6 else ("small", "4pt")
     latex = booktabs_latex(
