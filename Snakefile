@@ -28,5 +28,6 @@ rule all:
     default_target: True
     input:
         "results/tables",
+        f"results/metrics/{RUN}.json",
         caos_figure_files(),
         benchmark_figure_files(),

@@ -161,7 +161,9 @@ def benchmark_table_files(dataset=RUN):
             ("nope_breakdown", "nope"),
         )
     )
-    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names)
+    return expand(
+        "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
+    )
 
 
 def benchmark_figure_files(dataset=RUN):

@@ -121,6 +121,7 @@ rule nope_table:
     output:
         table="results/report/{dataset}/nope_table.tex",
         breakdown="results/report/{dataset}/nope_breakdown.tex",
+        twins=expand("results/report/{{dataset}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
     params:
         models=json_arg(MODELS),
         decimals=config["tables"]["decimals"],

@@ -69,7 +69,8 @@ rule phd_table:
     input:
         lambda wc: phd_score_files(wc.dataset),
     output:
-        "results/report/{dataset}/phd_table.tex",
+        table="results/report/{dataset}/phd_table.tex",
+        twin="results/report/{dataset}/phd_table.csv",
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
@@ -81,7 +82,7 @@ rule phd_table:
         "logs/phd/{dataset}/table.log",
     shell:
         "halluscope stage-phd-table --models {params.models} --modes {params.modes} "
-        "--decimals {params.decimals} --dataset {wildcards.dataset} --out {output} {input} "
+        "--decimals {params.decimals} --dataset {wildcards.dataset} --out {output.table} {input} "
         "> {log} 2>&1"
 
 

@@ -93,3 +93,19 @@ rule tables:
     shell:
         "halluscope stage-assemble --out-dir {output} --run {params.run} "
         "--report-root results/report {input} > {log} 2>&1"
+
+
+rule metrics:
+    """One JSON of every table's numbers (from the CSV twins), DVC's `metrics:` for exp show."""
+    input:
+        [f for f in caos_table_files() + benchmark_table_files() if f.endswith(".csv")],
+    output:
+        f"results/metrics/{RUN}.json",
+    params:
+        code=code_version("tables"),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        f"logs/tables/{RUN}.metrics.log",
+    shell:
+        "halluscope stage-metrics --out {output} {input} > {log} 2>&1"

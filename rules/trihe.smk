@@ -99,7 +99,8 @@ rule trihe_table:
     input:
         lambda wc: trihe_score_files(wc.dataset),
     output:
-        "results/report/{dataset}/trihe_table.tex",
+        table="results/report/{dataset}/trihe_table.tex",
+        twin="results/report/{dataset}/trihe_table.csv",
     params:
         models=json_arg(MODELS),
         judges=json_arg(config["trihe"]["judges"]),
@@ -113,7 +114,7 @@ rule trihe_table:
     shell:
         "halluscope stage-trihe-table --models {params.models} --judges {params.judges} "
         "--decimals {params.decimals} --mitigation {params.mitigation} "
-        "--dataset {wildcards.dataset} --out {output} {input} "
+        "--dataset {wildcards.dataset} --out {output.table} {input} "
         "> {log} 2>&1"
 
 

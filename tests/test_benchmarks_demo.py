@@ -362,10 +362,10 @@ def test_tables_say_simulated() -> None:
 TARGETS = (
     "results/report/demo/trihe_table.tex",
     "results/report/demo/phd_table.tex",
-    "results/figures/trihe_bars.pdf",
-    "results/figures/trihe_bars.png",
-    "results/figures/phd_heatmap.pdf",
-    "results/figures/phd_heatmap.png",
+    "results/figures/demo/trihe_bars.pdf",
+    "results/figures/demo/trihe_bars.png",
+    "results/figures/demo/phd_heatmap.pdf",
+    "results/figures/demo/phd_heatmap.png",
 )
 
 

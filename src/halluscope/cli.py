@@ -178,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         sub,
+        "stage-metrics",
+        "metrics JSON from the CSV twins",
+        _report,
+        ("--out", P),
+        ("tables", FILES),
+    )
+    add(
+        sub,
         "stage-paper",
         "build the reproduction report with pdflatex",
         _report,

@@ -195,7 +195,8 @@ def _trihe_judge(args: argparse.Namespace) -> None:
 
 def _trihe_table(args: argparse.Namespace) -> None:
     from halluscope.io import atomic_write_text
-    from halluscope.report.benchmarks import trihe_table_latex
+    from halluscope.report.benchmarks import trihe_frame, trihe_table_latex
+    from halluscope.report.tables import frame_records, twin_csv
 
     scores = _by_model(args.scores, args.models)
     latex = trihe_table_latex(
@@ -207,6 +208,8 @@ def _trihe_table(args: argparse.Namespace) -> None:
         dataset=args.dataset,
     )
     atomic_write_text(args.out, latex)
+    frame = trihe_frame(scores, args.models, args.judges)
+    atomic_write_text(args.out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
 
 
 def _trihe_figure(args: argparse.Namespace) -> None:
@@ -239,12 +242,15 @@ def _phd_score(args: argparse.Namespace) -> None:
 
 def _phd_table(args: argparse.Namespace) -> None:
     from halluscope.io import atomic_write_text
-    from halluscope.report.benchmarks import phd_table_latex
+    from halluscope.report.benchmarks import phd_frame, phd_table_latex
+    from halluscope.report.tables import frame_records, twin_csv
 
     reports = _by_model(args.reports, args.models)
     modes = _canonical_modes(args.modes)
     latex = phd_table_latex(reports, args.models, modes, args.decimals, dataset=args.dataset)
     atomic_write_text(args.out, latex)
+    frame = phd_frame(reports, args.models, modes)
+    atomic_write_text(args.out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
 
 
 def _phd_figure(args: argparse.Namespace) -> None:

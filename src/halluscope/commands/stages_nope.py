@@ -134,7 +134,13 @@ def _lexdiv(args: argparse.Namespace) -> None:
 
 def _table(args: argparse.Namespace) -> None:
     from halluscope.io import atomic_write_text, read_json
-    from halluscope.report.benchmarks import nope_breakdown_latex, nope_table_latex
+    from halluscope.report.benchmarks import (
+        nope_breakdown_frame,
+        nope_breakdown_latex,
+        nope_frame,
+        nope_table_latex,
+    )
+    from halluscope.report.tables import frame_records, twin_csv
     from halluscope.stages.nope import read_generation
 
     scores = _by_model(args.scores, args.models)
@@ -145,6 +151,11 @@ def _table(args: argparse.Namespace) -> None:
         nope_table_latex(scores, args.models, args.decimals, lexdiv=lexdiv, generation=generation),
     )
     atomic_write_text(args.out_breakdown, nope_breakdown_latex(scores, args.models, args.decimals))
+    for out, frame in (
+        (args.out_table, nope_frame(scores, args.models)),
+        (args.out_breakdown, nope_breakdown_frame(scores, args.models)),
+    ):
+        atomic_write_text(out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
 
 
 def _figure(args: argparse.Namespace) -> None:

@@ -425,6 +425,32 @@ def twin_csv(records: Sequence[Mapping]) -> str:
     return buffer.getvalue()
 
 
+def plain_text(label: object) -> str:
+    """A LaTeX label as plain text for a CSV twin (``Hallu$_{\\mathrm{I}}$`` -> ``Hallu_I``)."""
+    import re
+
+    text = str(label)
+    text = re.sub(r"\\(?:mathrm|mathcal|text|emph|overline)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\(?:mathrm|mathcal|text|emph|overline)\{([^{}]*)\}", r"\1", text)
+    text = text.replace("\\%", "%").replace("\\_", "_").replace("\\#", "#").replace("\\&", "&")
+    return re.sub(r"[${}]", "", text).strip()
+
+
+def frame_records(frame: pd.DataFrame, models: Sequence[str]) -> list[dict]:
+    """Long-format twin records of a table frame whose first index level is the (escaped)
+    model id: the other index levels and the column levels, joined by `` / ``, name the metric."""
+    by_label = {latex_escape(m): m for m in models}
+    records = []
+    for index, row in frame.iterrows():
+        keys = index if isinstance(index, tuple) else (index,)
+        model = by_label.get(keys[0], plain_text(keys[0]))
+        for column, value in row.items():
+            parts = [*keys[1:], *(column if isinstance(column, tuple) else (column,))]
+            metric = " / ".join(plain_text(p) for p in parts if str(p))
+            records.append(_record(model, "", metric, value))
+    return records
+
+
 def _format(value: object) -> str:
     """Floats with 6 decimals (stable across platforms' last-bit differences), others as text."""
     return f"{value:.6f}" if isinstance(value, float) else str(value)

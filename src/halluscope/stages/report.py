@@ -292,6 +292,32 @@ def frequent_description(frequent, k) -> str:
     return f"{what}: " + ", ".join(names)
 
 
+def metrics(args: argparse.Namespace) -> None:
+    """``{table: {model: {embedding: {metric: value}}}}`` from the long-format CSV twins (an
+    empty embedding is left out of the nesting), so ``dvc metrics show`` / ``dvc exp show``
+    compare every table cell across experiments. Rows with no value are left out."""
+    import csv
+    import json
+
+    from halluscope.report.tables import TWIN_COLUMNS
+
+    out: dict = {}
+    for path in map(Path, args.tables):
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if tuple(reader.fieldnames or ()) != TWIN_COLUMNS:
+                continue  # not a twin (e.g. the rank-agreement table)
+            table = out.setdefault(path.stem, {})
+            for row in reader:
+                if row["value"] == "":
+                    continue
+                node = table.setdefault(row["model"], {})
+                if row["embedding"]:
+                    node = node.setdefault(row["embedding"], {})
+                node[row["metric"]] = round(float(row["value"]), 6)
+    atomic_write_text(args.out, json.dumps(out, indent=1, sort_keys=True) + "\n")
+
+
 def paper(args: argparse.Namespace) -> None:
     """Write the section list, run pdflatex twice (cross-references) with a fixed
     SOURCE_DATE_EPOCH so the PDF carries no run time, and move the PDF into place. A LaTeX
