@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from halluscope.config import ConfigError, load, validate
+from halluscope.config import ConfigError, check_yaml_syntax, load, validate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,3 +88,142 @@ def test_snakemake_refuses_bad_params_with_key_name(tmp_path, params: dict) -> N
     )
     assert proc.returncode != 0
     assert "figures.dpi" in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# YAML syntax errors: file, line and column
+
+
+BROKEN_YAML = "profile: demo\ncaos:\n  k: 3\n  frequent: [person, car\n  k_max: 10\n"
+
+
+def test_yaml_syntax_error_names_file_line_and_column(tmp_path) -> None:
+    broken = tmp_path / "params.yaml"
+    broken.write_text(BROKEN_YAML, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load(broken)
+    message = str(caught.value)
+    mark = _yaml_mark(BROKEN_YAML)
+    assert message.startswith(f"{broken}:{mark.line + 1}:{mark.column + 1}: malformed YAML ("), (
+        message
+    )
+    assert "line 4, column 13" in message  # where the unclosed flow sequence started
+
+
+def test_yaml_tab_indentation_names_line_and_column(tmp_path) -> None:
+    broken = tmp_path / "params.yaml"
+    broken.write_text("caos:\n  k: 3\n\tk_max: 10\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(broken))}:3:1: malformed YAML"):
+        load(broken)
+
+
+def test_check_yaml_syntax_passes_good_files_and_names_the_broken_one(tmp_path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("a: 1\n", encoding="utf-8")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN_YAML, encoding="utf-8")
+    check_yaml_syntax([ROOT / "params.yaml", good])
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(broken))}:\d+:\d+: malformed YAML"):
+        check_yaml_syntax([good, broken])
+
+
+def _yaml_mark(text: str):
+    try:
+        yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        return err.problem_mark
+    raise AssertionError("the text parses")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Snakemake loads --configfile files (and `configfile:` before rules/common.smk runs) "
+    "itself and its WorkflowError drops the YAML mark: no halluscope code runs before it",
+)
+def test_snakemake_reports_yaml_syntax_error_with_line_and_column(tmp_path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN_YAML, encoding="utf-8")
+    mark = _yaml_mark(BROKEN_YAML)
+    proc = _snakemake_dry_run(tmp_path, broken)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert str(broken) in out, out
+    assert f"line {mark.line + 1}, column {mark.column + 1}" in out, out
+
+
+# ------------------------------------------------------------------------------------------------
+# sim profiles
+
+
+def test_sim_profile_typo_fails_validation_listing_the_profiles(params: dict) -> None:
+    from halluscope.models.sim import PROFILES
+
+    bad = copy.deepcopy(params)
+    bad["models"]["sim-x"] = {"backend": "sim", "profile": "sim-precize"}
+    with pytest.raises(ConfigError) as caught:
+        validate(bad)
+    message = str(caught.value)
+    assert "models.sim-x.profile: unknown sim profile 'sim-precize'" in message
+    assert f"valid sim profiles: {', '.join(sorted(PROFILES))}" in message
+    assert "did you mean 'sim-precise'?" in message
+
+
+def test_sim_profile_defaults_to_the_model_id(params: dict) -> None:
+    bad = copy.deepcopy(params)
+    bad["models"]["sim-typo"] = {"backend": "sim"}
+    with pytest.raises(ConfigError, match=r"models\.sim-typo\.profile: unknown sim profile "
+                       r"'sim-typo' \(no 'profile' given"):  # fmt: skip
+        validate(bad)
+    fine = copy.deepcopy(params)
+    fine["models"]["sim-verbose"] = {"backend": "sim"}  # the id is a profile name
+    fine["models"]["other"] = {"backend": "sim", "name": "sim-frequent"}
+    validate(fine)
+
+
+def test_sim_profile_overrides_and_dicts_are_checked(params: dict) -> None:
+    from halluscope.models.sim import PROFILES
+
+    bad = copy.deepcopy(params)
+    bad["models"]["sim-precise"]["overrides"] = {"hallucination_rate": 1.5}
+    with pytest.raises(ConfigError, match=r"models\.sim-precise: .*hallucination_rate"):
+        validate(bad)
+    bad = copy.deepcopy(params)
+    bad["models"]["sim-precise"]["overrides"] = {"halucination_rate": 0.1}
+    with pytest.raises(ConfigError, match=r"models\.sim-precise: .*unknown field"):
+        validate(bad)
+    fine = copy.deepcopy(params)
+    fine["models"]["sim-precise"] = {"backend": "sim", "profile": dict(PROFILES["sim-precise"])}
+    validate(fine)
+
+
+def test_snakemake_refuses_a_sim_profile_typo_before_any_job(tmp_path) -> None:
+    override = tmp_path / "typo.yaml"
+    override.write_text(
+        yaml.safe_dump({"models": {"sim-x": {"backend": "sim", "profile": "sim-precize"}}})
+    )
+    proc = _snakemake_dry_run(tmp_path, override)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "models.sim-x.profile: unknown sim profile 'sim-precize'" in out, out
+    assert "sim-precise" in out and "Job stats" not in out
+
+
+def _snakemake_dry_run(tmp_path, configfile) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--configfile",
+            str(configfile),
+            "-d",
+            str(ROOT),
+            "-s",
+            str(ROOT / "Snakefile"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )

@@ -374,8 +374,14 @@ def test_stage_rejects_an_unknown_method(tmp_path: Path) -> None:
 
 
 def test_real_smollm2_extracts_objects_from_three_captions(tmp_path: Path) -> None:
+    """The real SmolLM2: which objects it names is up to the model; what is checked is what the
+    extractor guarantees whatever it says. A reply the model finished (``finish_reason: "stop"``)
+    is schema-constrained JSON, so it parses; only a reply cut by ``max_new_tokens`` may not, and
+    it is counted in ``invalid_json``, never dropped silently. Kept names occur in the caption,
+    and the rule-based objects are there whatever the LLM says."""
     pytest.importorskip("llama_cpp")
     from halluscope.models import make_backend
+    from halluscope.objects.llm_extract import extraction_request
     from halluscope.objects.llm_extract import tally as tally_names
 
     backend = make_backend({"backend": "llamacpp", "model": "smollm2"}, model_name="smollm2")
@@ -384,25 +390,31 @@ def test_real_smollm2_extracts_objects_from_three_captions(tmp_path: Path) -> No
         "A cat sleeps on a wooden bench beside a lantern.",
         "The image shows a lighthouse on a rocky cliff with a boat below.",
     ]
-    ex = LLMObjectExtractor(
-        ObjectParser(),
-        backend,
-        ResponseCache(tmp_path),
-        gen_params={"temperature": 0.0, "max_new_tokens": 64, "seed": 0},
-    )
+    gen_params = {"temperature": 0.0, "max_new_tokens": 64, "seed": 0}
+    ex = LLMObjectExtractor(ObjectParser(), backend, ResponseCache(tmp_path), gen_params=gen_params)
     records = ex.extract(captions)
-    assert ex.stats["invalid_json"] == 0  # schema-constrained replies always parse
-    out_of_domain = set()
-    for caption, record in zip(captions, records, strict=True):
-        assert record["llm"]["valid"]
+    # the replies the records were made from, replayed from the cache (nothing new is decoded)
+    replies = ResponseCache(tmp_path, mode="replay").resolve(
+        backend, [extraction_request(c, gen_params, True) for c in captions], ex.template_version
+    )
+    invalid = 0
+    for caption, record, answer in zip(captions, records, replies, strict=True):
+        finish = answer.meta["finish_reason"]
+        assert finish in ("stop", "length")
+        assert record["llm"]["valid"] is (parse_reply(answer.text) is not None)
+        if finish == "stop":
+            assert record["llm"]["valid"], answer.text  # a finished constrained reply parses
+        invalid += not record["llm"]["valid"]
+        if not record["llm"]["valid"]:
+            assert finish == "length" and record["llm"]["raw"] == []
         # every kept object occurs in its caption; rejected names do not (or are not objects)
         for obj in record["objects"]:
             assert obj["surface"] in caption
         for rejected in record["llm"]["rejected"]:
             if rejected["reason"] == "not_in_caption":
                 assert not tally_names(caption, [rejected["name"]]).kept
-        out_of_domain |= {o["name"] for o in record["objects"] if not o["in_domain"]}
-    assert out_of_domain & {"spacesuit", "flag", "helmet", "lantern", "lighthouse", "cliff"}
+    assert ex.stats["invalid_json"] == invalid
+    assert ex.stats["llm_requests"] == 3 and ex.stats["failed"] == 0
     # the rule-based objects are always there, whatever the LLM says
     assert ("person", True, "rule") in names(records[0])
     assert {"cat", "bench"} <= {n for n, _, _ in names(records[1])}

@@ -343,8 +343,8 @@ def test_nope_tables_say_simulated() -> None:
 TARGETS = (
     "results/report/demo/nope_table.tex",
     "results/report/demo/nope_breakdown.tex",
-    "results/figures/nope_question_types.pdf",
-    "results/figures/nope_question_types.png",
+    "results/figures/demo/nope_question_types.pdf",
+    "results/figures/demo/nope_question_types.png",
 )
 ARTIFACTS = (
     *TARGETS,
@@ -415,7 +415,8 @@ def test_records_keep_relevance_question_type_and_negp(project: Path) -> None:
         )
     stats = report["stats"]
     negp = [q for q in questions if q["is_negp"]]
-    assert stats["listing_requests"] == 27 and stats["objects_listed"] > 0  # SmolLM2 ran
+    # SmolLM2 answered every listing request (what it listed, maybe nothing usable, is its own)
+    assert stats["listing_requests"] == 27 and stats["listing_failed"] == 0
     assert stats["final"]["questions"] == len(negp)
     assert stats["final"]["llm"] == sum(q["source"] == "llm" for q in negp) == stats[
         "questions_valid"]  # fmt: skip

@@ -7,7 +7,7 @@ that has no spec, an unknown instruction or embedder id) are checked here too, w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
                 f"valid ids: {', '.join(sorted(config['embed']['specs']))}"
             )
     _check_llm_and_oracle(config, source)
+    _check_sim_profiles(config, source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
             f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}"
@@ -124,6 +125,69 @@ def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
             raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
 
 
+def _check_sim_profiles(config: Mapping[str, Any], source: str) -> None:
+    """Every ``backend: sim`` model names a built-in profile (or gives a valid dict one).
+
+    Checked here, not when the first generation job builds the backend: a typo such as
+    ``profile: sim-precize`` would otherwise fail only after other jobs ran. The profile defaults
+    to the spec's ``name``, then the model id, as in :func:`halluscope.models.sim.from_spec`.
+    """
+    import difflib
+
+    from halluscope.models.sim import PROFILES, resolve_profile
+
+    for model_id, spec in config["models"].items():
+        if not isinstance(spec, Mapping) or spec.get("backend") != "sim":
+            continue
+        key = f"models.{model_id}.profile"
+        profile = spec.get("profile", spec.get("name") or model_id)
+        if isinstance(profile, str) and profile not in PROFILES:
+            implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
+            close = difflib.get_close_matches(profile, list(PROFILES), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(
+                f"{source}: {key}: unknown sim profile '{profile}'{implicit}; valid sim "
+                f"profiles: {', '.join(sorted(PROFILES))}{hint}"
+            )
+        try:
+            resolve_profile(profile, spec.get("overrides"))
+        except ValueError as err:
+            raise ConfigError(f"{source}: models.{model_id}: {err}") from None
+
+
+def yaml_syntax_error(path: str | Path, err: yaml.YAMLError) -> ConfigError:
+    """A :class:`ConfigError` ``FILE:LINE:COLUMN: malformed YAML (problem)`` for a YAML error.
+
+    Line and column are 1-based; the error's ``context`` (e.g. "while parsing a block mapping")
+    and where that started are added when PyYAML gives them.
+    """
+    mark = getattr(err, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context = getattr(err, "context", None)
+    context_mark = getattr(err, "context_mark", None)
+    if context and context_mark is not None:
+        problem += f", {context} at line {context_mark.line + 1}, column {context_mark.column + 1}"
+    elif context:
+        problem += f", {context}"
+    return ConfigError(f"{where}: malformed YAML ({problem})")
+
+
+def check_yaml_syntax(paths: Iterable[str | Path]) -> None:
+    """Parse each YAML file; raise :class:`ConfigError` with file, line and column on the first
+    syntax error (Snakemake's own ``configfile`` message gives neither line nor column)."""
+    for path in paths:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # Snakemake reports unreadable files itself
+        try:
+            yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise yaml_syntax_error(path, err) from None
+
+
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     """Read a params file with ``yaml.safe_load`` and validate it."""
     path = Path(path)
@@ -135,10 +199,7 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{where}: malformed YAML ({problem})") from None
+        raise yaml_syntax_error(path, err) from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     validate(config, source=str(path))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,9 +24,45 @@ class InputError(ValueError):
     """Bad input: the message names the file, the line or record, and what was expected."""
 
 
+def _write_target(path: Path) -> Path:
+    """The file an atomic write to ``path`` replaces.
+
+    A symlink is written through: the link stays and its target gets the new bytes (the temp file
+    goes beside the target, so the rename stays on one file system). An existing path that is not
+    a regular file (a directory, FIFO, socket or device such as ``/dev/null``) is refused: renaming
+    over it would replace it, or fail with an obscure message.
+    """
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target.is_symlink():  # realpath stops on a symlink loop
+        raise InputError(f"{path}: cannot write the output: symlink loop")
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        kinds = (
+            (stat.S_ISDIR, "a directory"),
+            (stat.S_ISFIFO, "a FIFO"),
+            (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a device"),
+            (stat.S_ISBLK, "a device"),
+        )
+        kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+        via = f" (the target of symlink {path})" if target != path else ""
+        raise InputError(
+            f"{target}{via}: exists and is {kind}, not a regular file; refusing to replace it "
+            "with the output (give the path of a file)"
+        )
+    return target
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
-    path = Path(path)
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename).
+
+    A symlink at ``path`` is written through to its target; an existing non-regular file
+    (directory, FIFO, device) raises :class:`InputError` naming it.
+    """
+    path = _write_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -74,6 +111,12 @@ def _read_text(path: Path) -> str:
 
 def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of a JSONL file; errors name the file and the line number."""
+    for _, record in iter_jsonl_numbered(path):
+        yield record
+
+
+def iter_jsonl_numbered(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like :func:`iter_jsonl`, with each object's 1-based line number (blank lines skipped)."""
     path = Path(path)
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -89,7 +132,7 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
             raise InputError(
                 f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
             )
-        yield record
+        yield number, record
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

@@ -52,11 +52,34 @@ def read_captions(path: Path) -> list[tuple[str, str]]:
     return out
 
 
+def read_synonyms(path: Path) -> dict[str, str]:
+    """:func:`~halluscope.objects.coco.load_synonyms` of ``path``; errors name the file.
+
+    A file that is not UTF-8 is reported with its line and byte offset (the decoder's own message
+    names neither the file nor the line).
+    """
+    from halluscope.objects.coco import load_synonyms
+
+    try:
+        return load_synonyms(path)
+    except UnicodeDecodeError as err:
+        data = path.read_bytes()
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: synonyms file is not valid UTF-8 (byte offset {err.start}: "
+            f"{data[err.start : err.end]!r}); expected a UTF-8 text file in the CHAIR "
+            "synonyms.txt format"
+        ) from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: synonyms file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; expected a synonyms.txt file") from None
+
+
 def run(args: argparse.Namespace) -> None:
     from halluscope.data.coco import load_gt
     from halluscope.io import write_json
     from halluscope.metrics.chair import chair_scores
-    from halluscope.objects.coco import load_synonyms
     from halluscope.objects.parser import ObjectParser
 
     captions = read_captions(args.captions)
@@ -67,7 +90,7 @@ def run(args: argparse.Namespace) -> None:
             f"{args.gt}: no ground truth for image id {missing[0]!r} "
             f"({len(missing)} captions without GT)"
         )
-    synonyms = load_synonyms(args.synonyms) if args.synonyms else None  # None: builtin table
+    synonyms = read_synonyms(args.synonyms) if args.synonyms else None  # None: builtin table
     parser = ObjectParser(synonyms, variant=args.variant)
     result = chair_scores(((i, c, gt[i]) for i, c in captions), parser)
     overall = result["overall"]

@@ -10,10 +10,11 @@ misaligned answer is an error naming the first bad record, never silently droppe
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "align_answers", "load_gt", "run", "run_build"]
+__all__ = ["add_parser", "align_answers", "check_unique_ids", "load_gt", "run", "run_build"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -61,17 +62,51 @@ def add_parser(subparsers: Any) -> None:
 # ------------------------------------------------------------------------------------ scoring
 
 
+def check_unique_ids(
+    questions: Sequence[Mapping[str, Any]], qpath: Path, lines: Sequence[int] | None = None
+) -> None:
+    """Raise ``InputError`` naming the first question id that occurs twice and both places.
+
+    ``lines`` are the questions' line numbers in ``qpath`` (else records are counted). Ids are
+    compared as strings, like answers are matched (``1`` and ``"1"`` are the same id).
+    """
+    from halluscope.io import InputError
+
+    where = "lines" if lines is not None else "records"
+    numbers = list(lines) if lines is not None else list(range(1, len(questions) + 1))
+    first: dict[str, int] = {}
+    for q, number in zip(questions, numbers, strict=True):
+        if "question_id" not in q:
+            continue
+        key = str(q["question_id"])
+        if key in first:
+            raise InputError(
+                f"{qpath}: duplicate question id {key} at {where} {first[key]} and {number}; "
+                "every question needs its own question_id"
+            )
+        first[key] = number
+
+
 def align_answers(
-    questions: list[dict[str, Any]], answers: list[Any], qpath: Path, apath: Path
+    questions: list[dict[str, Any]],
+    answers: list[Any],
+    qpath: Path,
+    apath: Path,
+    lines: Sequence[int] | None = None,
 ) -> list[str]:
-    """Answer texts in question order; raise ``InputError`` on the first mismatch."""
+    """Answer texts in question order; raise ``InputError`` on the first mismatch.
+
+    ``lines``: the questions' line numbers in ``qpath``, for the duplicate-id error.
+    """
     from halluscope.io import InputError
 
     for i, q in enumerate(questions, start=1):
         if not isinstance(q.get("text"), str) or q.get("label") not in ("yes", "no"):
+            where = f"line {lines[i - 1]}" if lines is not None else f"record {i}"
             raise InputError(
-                f"{qpath}: record {i}: expected {{'question_id', 'text', 'label': 'yes'|'no'}}"
+                f"{qpath}: {where}: expected {{'question_id', 'text', 'label': 'yes'|'no'}}"
             )
+    check_unique_ids(questions, qpath, lines)
     if not answers:
         raise InputError(f"{apath}: no answers")
     for i, a in enumerate(answers, start=1):
@@ -134,11 +169,18 @@ def _by_id(
 
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
-    from halluscope.io import read_json_records, read_jsonl, write_json
+    from halluscope.io import iter_jsonl_numbered, read_json_records, write_json
     from halluscope.metrics.pope import parse_answer, pope_scores
 
-    questions = read_jsonl(args.questions)
-    texts = align_answers(questions, read_json_records(args.answers), args.questions, args.answers)
+    numbered = list(iter_jsonl_numbered(args.questions))
+    questions = [q for _, q in numbered]
+    texts = align_answers(
+        questions,
+        read_json_records(args.answers),
+        args.questions,
+        args.answers,
+        lines=[n for n, _ in numbered],
+    )
     preds = [parse_answer(t, args.parser) for t in texts]
     scores = pope_scores([q["label"] for q in questions], preds)
     write_json(args.out, {**scores.as_dict(), "parser": args.parser})

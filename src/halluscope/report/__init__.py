@@ -7,6 +7,7 @@ by :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -19,6 +20,65 @@ EMBEDDER_LABELS: dict[str, str] = {"glove": "GloVe", "minilm": "MiniLM-L6", "wor
 
 #: Per-caption grouping of objects.csv: one caption = one (model, embedder, instruction, image).
 CAPTION_KEYS: tuple[str, ...] = ("model", "embedder", "instruction_id", "image_id")
+
+
+#: The fixed model palette: seaborn's ``colorblind`` colours, written out so that a seaborn
+#: release cannot change them.
+MODEL_PALETTE: tuple[str, ...] = (
+    "#0173b2",
+    "#de8f05",
+    "#029e73",
+    "#d55e00",
+    "#cc78bc",
+    "#ca9161",
+    "#fbafe4",
+    "#949494",
+    "#ece133",
+    "#56b4e9",
+)
+
+#: Model ids with a reserved palette slot (index into :data:`MODEL_PALETTE`): the simulated
+#: LVLMs (the profiles of ``halluscope.models.sim``) and the five LVLMs of the CAOS paper (ids of
+#: the ``pope-captions`` and ``paper`` profiles; two spellings of one model share its colour).
+#: Append new ids at the end; never reorder, or every figure changes colours.
+KNOWN_MODEL_COLORS: dict[str, int] = {
+    "sim-precise": 0,
+    "sim-verbose": 1,
+    "sim-frequent": 2,
+    "instructblip": 3,
+    "instructblip-13b": 3,
+    "llava": 4,
+    "llava-1.5-13b": 4,
+    "mplug-owl": 5,
+    "minigpt-4": 6,
+    "multimodal-gpt": 7,
+    "sim-ood": 8,
+}
+
+
+def _model_color(model: str) -> str:
+    """The fixed colour (hex) of one model id, whatever else a figure shows.
+
+    Known ids (:data:`KNOWN_MODEL_COLORS`) have a reserved slot; any other id gets the slot
+    picked by the first 8 bytes of the SHA-256 of its UTF-8 spelling, so the colour is the same
+    in every figure, run and process (Python's ``hash()`` of a str is salted per process). Two
+    unknown ids can share a colour; figures label every model, so they stay readable.
+    """
+    model = str(model)
+    index = KNOWN_MODEL_COLORS.get(model)
+    if index is None:
+        digest = hashlib.sha256(model.encode("utf-8")).digest()
+        index = int.from_bytes(digest[:8], "big") % len(MODEL_PALETTE)
+    return MODEL_PALETTE[index]
+
+
+def model_colors(models: Iterable[str]) -> dict[str, str]:
+    """``{model id: hex colour}`` for every figure that colours by model.
+
+    A model's colour depends only on its id (:func:`_model_color`), never on the other models
+    of the figure or their order.
+    """
+    return {str(m): _model_color(m) for m in models}
 
 
 def embedder_label(embedder: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from halluscope.report import booktabs_latex, is_simulated
+from halluscope.report import booktabs_latex, is_simulated, model_colors
 from halluscope.report.tables import latex_escape
 
 JUDGE_LABELS: dict[str, str] = {
@@ -510,10 +510,10 @@ def plot_nope_question_types(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from halluscope.report.figures import _palette, style_context
+    from halluscope.report.figures import style_context
 
     panels = (("negp", "NegP questions (NOPE)"), ("non_negp", "Other questions"))
-    palette = _palette(models)
+    palette = model_colors(models)
     with style_context():
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6), sharey=True)
         for ax, (section, title) in zip(axes, panels, strict=True):

@@ -33,6 +33,7 @@ from halluscope.report import (  # noqa: E402
     caption_then_mean,
     embedder_label,
     is_simulated,
+    model_colors,
 )
 from halluscope.report.tables import summary_rows, summary_value  # noqa: E402
 
@@ -98,12 +99,6 @@ def savefig(fig: Figure, stem: str | Path, dpi: int | None = None) -> list[Path]
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, bbox_inches="tight")
         atomic_write_bytes(path, buffer.getvalue())
     return paths
-
-
-def _palette(models: Sequence[str]) -> dict[str, Any]:
-    """One fixed colour per model, in the given model order, shared by all figures."""
-    colours = sns.color_palette("colorblind", n_colors=max(len(models), 1))
-    return {model: colours[i % len(colours)] for i, model in enumerate(models)}
 
 
 def _labels(models: Sequence[str], model_labels: Mapping[str, str] | None) -> dict[str, str]:
@@ -179,7 +174,7 @@ def plot_radar(
         ]
     angles = np.linspace(0.0, 2.0 * np.pi, len(axes_spec), endpoint=False)
     closed = np.append(angles, angles[0])
-    palette = _palette(models)
+    palette = model_colors(models)
     labels = _labels(models, model_labels)
     top = 1.0
     with style_context():
@@ -268,7 +263,7 @@ def plot_ksweep(
     objects (e.g. to the Table 1 instructions); None keeps all rows.
     """
     frame = ksweep_frame(objects, models, embedders, ks, instructions)
-    palette = _palette(models)
+    palette = model_colors(models)
     labels = _labels(models, model_labels)
     with style_context():
         fig, axes = plt.subplots(
@@ -374,7 +369,7 @@ def plot_subsets(
     frame = subsets_frame(objects, models, embedders, top_names, k=k, instructions=instructions)
     frame = frame.assign(model=frame["model"].map(_labels(models, model_labels)))
     labels = _labels(models, model_labels)
-    palette = {labels[m]: colour for m, colour in _palette(models).items()}
+    palette = {labels[m]: colour for m, colour in model_colors(models).items()}
     frame = frame.assign(subset=frame["subset"].map(_subset_label))
     # Fixed order, so an empty subset (e.g. no out-of-domain object) shows as a gap, not a shift.
     order = [_subset_label(name) for name in subset_names(len(top_names))]
@@ -458,7 +453,7 @@ def plot_instructions(
     ]
     labels = _labels(models, model_labels)
     order = [labels[m] for m in models]
-    palette = {labels[m]: colour for m, colour in _palette(models).items()}
+    palette = {labels[m]: colour for m, colour in model_colors(models).items()}
     data = single.assign(model=single["model"].map(labels))
     with style_context():
         fig, axes = plt.subplots(
