@@ -5,6 +5,12 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
+# Snakemake's own message for a YAML syntax error gives no line: check params.yaml first.
+from halluscope.config import check_yaml_syntax
+
+check_yaml_syntax(["params.yaml"])
+
+
 configfile: "params.yaml"
 
 

@@ -135,6 +135,21 @@ def _yaml_mark(text: str):
     raise AssertionError("the text parses")
 
 
+def test_snakemake_reports_params_yaml_syntax_error_with_line_and_column(tmp_path) -> None:
+    """A broken params.yaml (the file users edit) fails `snakemake -n` with FILE:LINE:COLUMN,
+    from the Snakefile's check before `configfile:`."""
+    from pipeline_helpers import copy_project, snakemake
+
+    root = copy_project(tmp_path / "broken")
+    (root / "params.yaml").write_text(BROKEN_YAML, encoding="utf-8")
+    proc = snakemake(root, "-n", "--cores", "1", check=False)
+    mark = _yaml_mark(BROKEN_YAML)
+    assert proc.returncode != 0
+    assert f"params.yaml:{mark.line + 1}:{mark.column + 1}: malformed YAML" in (
+        proc.stdout + proc.stderr
+    )
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="Snakemake loads --configfile files (and `configfile:` before rules/common.smk runs) "

@@ -120,6 +120,31 @@ def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: 
     assert not {j for j in jobs if j.startswith(("trihe_", "nope_", "pope_"))}, jobs
 
 
+def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
+    project: Path, tmp_path: Path
+) -> None:
+    """metrics/caos.py is reached only through the score stage's imports (stages/score.py ->
+    metrics/caos.py): the computed code set reruns exactly score, summarize and what reads the
+    summary, nothing upstream and no other benchmark."""
+    from halluscope.registry import STAGES, code_files
+
+    module = "src/halluscope/metrics/caos.py"
+    holders = [s.name for s in STAGES if (project / module) in code_files(s.name, project)]
+    assert holders == ["score"], holders
+    root = copy_project(tmp_path / "caos-edit")
+    shutil.copytree(project / "results", root / "results", symlinks=True)
+    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    path = root / module
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert jobs["score"] == 3 * 14 * 2 and jobs["summarize"] == 1, jobs
+    upstream = {"data_items", "generate", "extract", "oracle", "embed"}
+    assert not upstream & set(jobs), jobs
+    assert not {j for j in jobs if j.startswith(("trihe_", "nope_", "pope_", "phd_"))}, jobs
+    assert set(jobs) <= {"score", "summarize", "figure", "caos_tables", "caos_sensitivity",
+                         "tables", "metrics", "all"}, jobs  # fmt: skip
+
+
 def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) -> None:
     root = project
     if not (root / ".git").exists():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
-from halluscope.io import InputError
+from halluscope.io import InputError, input_error_exit
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -324,17 +324,6 @@ def _report(args: argparse.Namespace) -> None:
 def dispatch(args: argparse.Namespace) -> None:
     """Run the handler the subcommand registered (``func``)."""
     args.func(args)
-
-
-def input_error_exit(prog: str, err: Exception) -> int:
-    """Print ``<prog>: error: <message>`` (a KeyError's key, unquoted) and return exit status 2.
-
-    Why shared: ``halluscope`` and the ``python -m halluscope.stages.*`` entry points promise the
-    same one-line error for bad input, never a traceback.
-    """
-    message = err.args[0] if isinstance(err, KeyError) and err.args else err
-    print(f"{prog}: error: {message}", file=sys.stderr)
-    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -180,3 +180,17 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def input_error_exit(prog: str, err: Exception) -> int:
+    """Print ``<prog>: error: <message>`` (a KeyError's key, unquoted) and return exit status 2.
+
+    Why shared: ``halluscope`` and the ``python -m halluscope.stages.*`` entry points promise the
+    same one-line error for bad input, never a traceback. It lives here, not in the CLI, so that
+    no stage imports the CLI (which imports every stage: an import cycle).
+    """
+    import sys
+
+    message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2

@@ -10,6 +10,7 @@ never deletes what Snakemake keeps incrementally. ``scripts/write_dvc_yaml.py`` 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ STAGES: list[Stage] = [
         "data",
         "data_all",
         ["data"],
-        ["rules/data.smk", "src/halluscope/data", "src/halluscope/stages/data.py", "data/demo"],
+        ["rules/data.smk", "src/halluscope/stages/data.py", "data/demo"],
         ["results/data"],
         description="images and per-image ground truth",
     ),
@@ -53,7 +54,7 @@ STAGES: list[Stage] = [
         "generate",
         "generate_all",
         ["generate", "models", "instructions"],
-        ["rules/generate.smk", "src/halluscope/models", "src/halluscope/stages/generate.py"],
+        ["rules/generate.smk", "src/halluscope/stages/generate.py"],
         ["results/responses"],
         ["results/data"],
         "captions per model x instruction",
@@ -64,8 +65,6 @@ STAGES: list[Stage] = [
         ["extract", "models"],
         [
             "rules/extract.smk",
-            "src/halluscope/objects",
-            "src/halluscope/models",
             "src/halluscope/stages/extract.py",
         ],
         ["results/objects"],
@@ -78,9 +77,6 @@ STAGES: list[Stage] = [
         ["oracle", "models"],
         [
             "rules/oracle.smk",
-            "src/halluscope/oracle.py",
-            "src/halluscope/models",
-            "src/halluscope/objects/normalize.py",
             "src/halluscope/stages/oracle.py",
         ],
         ["results/oracle"],
@@ -93,9 +89,7 @@ STAGES: list[Stage] = [
         ["pope", "models", "generate.models", "generate.seed", "generate.template_version"],
         [
             "rules/pope.smk",
-            "src/halluscope/metrics/pope.py",
             "src/halluscope/stages/pope.py",
-            "src/halluscope/models",
         ],
         ["results/pope"],
         ["results/data"],
@@ -115,13 +109,8 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/trihe.smk",
+            "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/stages/trihe.py",
-            "src/halluscope/stages/answering.py",
-            "src/halluscope/data/demo_benchmarks.py",
-            "src/halluscope/data/trihe.py",
-            "src/halluscope/objects/triplets.py",
-            "src/halluscope/metrics/trihe.py",
-            "src/halluscope/models",
             "data/demo/trihe_questions.yaml",
         ],
         ["results/trihe"],
@@ -142,12 +131,8 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/phd.smk",
+            "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/stages/phd.py",
-            "src/halluscope/stages/answering.py",
-            "src/halluscope/data/demo_benchmarks.py",
-            "src/halluscope/data/phd.py",
-            "src/halluscope/metrics/phd.py",
-            "src/halluscope/models",
             "data/demo/phd_questions.yaml",
         ],
         ["results/phd"],
@@ -168,15 +153,8 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/nope.smk",
-            "src/halluscope/stages/nope.py",
-            "src/halluscope/stages/answering.py",
-            "src/halluscope/nope",
-            "src/halluscope/metrics/nope.py",
-            "src/halluscope/metrics/lexical_diversity.py",
-            "src/halluscope/objects/coco.py",
-            "src/halluscope/objects/normalize.py",
-            "src/halluscope/models",
             "src/halluscope/commands/stages_nope.py",
+            "src/halluscope/stages/nope.py",
             "data/demo/nope_fallback.yaml",
         ],
         ["results/nope"],
@@ -187,7 +165,7 @@ STAGES: list[Stage] = [
         "embed",
         "embed_all",
         ["embed", "caos.frequent"],
-        ["rules/embed.smk", "src/halluscope/embeddings.py", "src/halluscope/stages/embed.py"],
+        ["rules/embed.smk", "src/halluscope/stages/embed.py"],
         ["results/embeddings"],
         ["results/objects", "results/data"],
         "object vectors",
@@ -198,10 +176,8 @@ STAGES: list[Stage] = [
         ["caos.k", "caos.k_max", "caos.frequent", "tables.table1_instructions"],
         [
             "rules/score.smk",
-            "src/halluscope/metrics",
             "src/halluscope/stages/score.py",
             "src/halluscope/stages/summarize.py",
-            "src/halluscope/stages/csvio.py",
         ],
         ["results/scores"],
         ["results/objects", "results/oracle", "results/embeddings", "results/pope"],
@@ -222,10 +198,10 @@ STAGES: list[Stage] = [
         [
             "rules/figures.smk",
             "rules/nope.smk",
-            "src/halluscope/report",
             "src/halluscope/stages/report.py",
             "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/commands/stages_nope.py",
+            "src/halluscope/report/benchmarks.py",
         ],
         ["results/figures"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
@@ -251,10 +227,10 @@ STAGES: list[Stage] = [
             "rules/trihe.smk",
             "rules/phd.smk",
             "rules/nope.smk",
-            "src/halluscope/report",
             "src/halluscope/stages/report.py",
             "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/commands/stages_nope.py",
+            "src/halluscope/report/benchmarks.py",
         ],
         ["results/report", "results/tables"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
@@ -267,12 +243,17 @@ STAGES: list[Stage] = [
 def dvc_yaml() -> str:
     """Render ``dvc.yaml`` from :data:`STAGES` (deterministic text)."""
     stages = {}
-    profile = dvc_profile()
+    root = Path(__file__).resolve().parents[2]
+    profile = dvc_profile(root)
     for stage in STAGES:
         stages[stage.name] = {
             "desc": stage.description,
             "cmd": f"snakemake --cores all --rerun-incomplete {stage.target}",
-            "deps": [*CORE_CODE, *stage.code, *(f"{u}/{profile}" for u in stage.upstream)],
+            "deps": [
+                *CORE_CODE,
+                *dvc_code_deps(stage, root),
+                *(f"{u}/{profile}" for u in stage.upstream),
+            ],
             "params": list(stage.params),
             # only the params.yaml profile's folders: other profiles' results are not DVC's
             "outs": [{f"{out}/{profile}": {"persist": True}} for out in stage.outs],
@@ -294,20 +275,109 @@ def dvc_profile(root: Path | None = None) -> str:
     return str(yaml.safe_load(path.read_text(encoding="utf-8"))["profile"])
 
 
+PACKAGE = "halluscope"
+SRC = Path("src")
+
+
+def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
+    """The ``halluscope`` modules a file imports anywhere in its body (function-level imports
+    included: the CLI and stages import lazily), resolved to files under ``src/``. Static: read
+    from the AST, nothing is imported. ``strings``: also count modules named by a string constant
+    (``"halluscope.models.hf"``, imported through importlib by the backend registry)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = path.relative_to(root / SRC).with_suffix("").parts[:-1]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # modules named by string, imported with importlib (the lazy backend registry)
+            if re.fullmatch(rf"{PACKAGE}(\.\w+)+", node.value):
+                names.add(node.value)
+    found: set[Path] = set()
+    for name in names:
+        if name != PACKAGE and not name.startswith(PACKAGE + "."):
+            continue
+        parts = name.split(".")
+        for candidate in (
+            root / SRC / Path(*parts).with_suffix(".py"),
+            root / SRC / Path(*parts) / "__init__.py",
+        ):
+            if candidate.is_file():
+                found.add(candidate)
+        for k in range(1, len(parts)):  # importing a.b.c runs a/__init__ and a/b/__init__
+            init = root / SRC / Path(*parts[:k]) / "__init__.py"
+            if init.is_file():
+                found.add(init)
+    return found
+
+
+def import_closure(entries: list[Path], root: Path) -> set[Path]:
+    """Every ``halluscope`` module reachable from ``entries`` by imports (the entries included)."""
+    seen: set[Path] = set()
+    todo = list(entries)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(module_imports(path, root) - seen)
+    return seen
+
+
+#: Argument-parsing modules: digested as files, not expanded (they import every stage lazily).
+DISPATCH = "src/halluscope/commands/"
+
+
+def _entry_modules(stage: Stage, root: Path) -> list[Path]:
+    """The Python entries a registry stage names whose imports are followed (folders expanded
+    to their ``*.py``; the dispatch modules of ``commands/`` are not followed)."""
+    files: list[Path] = []
+    for entry in stage.code:
+        if entry.startswith(DISPATCH):
+            continue
+        path = root / entry
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*.py")))
+        elif path.suffix == ".py":
+            files.append(path)
+    return files
+
+
 def code_files(stage: str, root: Path) -> list[Path]:
-    """The Python files a stage runs: the core modules plus the stage's code entries, folders
-    expanded to their ``*.py`` files (rules, schemas and data files are tracked otherwise)."""
+    """The Python files a stage runs: the core modules plus the *import closure* of the stage's
+    entry modules. The closure is computed, never listed by hand, so an edit of any module a
+    stage imports (even transitively) changes its digest and reruns it. The core modules (the
+    CLI dispatch, config, io) are digested as files, not expanded: the CLI imports every stage
+    lazily, and expanding it would make every stage depend on all the others."""
     by_name = {s.name: s for s in STAGES}
     if stage not in by_name:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
-    files: set[Path] = set()
-    for entry in (*CORE_CODE, *by_name[stage].code):
-        path = root / entry
-        if path.is_dir():
-            files.update(path.rglob("*.py"))
-        elif path.suffix == ".py":
-            files.add(path)
+    files = {root / e for e in [*CORE_CODE, *by_name[stage].code] if e.startswith(DISPATCH)}
+    files |= {root / entry for entry in CORE_CODE if entry.endswith(".py")}
+    files |= import_closure(_entry_modules(by_name[stage], root), root)
     return sorted(files)
+
+
+def dvc_code_deps(stage: Stage, root: Path) -> list[str]:
+    """DVC deps of a stage's code: its non-Python entries (rules, data) and its import closure."""
+    others = [
+        e
+        for e in stage.code
+        if not (e.endswith(".py") or (root / e).is_dir() and e.startswith("src/"))
+    ]
+    closure = import_closure(_entry_modules(stage, root), root)
+    core = {root / entry for entry in CORE_CODE}
+    return others + sorted(p.relative_to(root).as_posix() for p in closure - core)
 
 
 def code_digest(stage: str, root: Path) -> str:

@@ -29,8 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.cli import input_error_exit
-from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, input_error_exit, read_jsonl, write_json, write_jsonl
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
 
