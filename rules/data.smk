@@ -16,7 +16,7 @@ rule data_items:
     log:
         "logs/data/{dataset}.log",
     shell:
-        "halluscope stage-data --dataset {params.dataset} "
+        "halluscope stage data --dataset {params.dataset} "
         "--annotations {input.annotations} --items {output.item_file} --images {output.images} "
         "--options {params.options} "
         "> {log} 2>&1"

@@ -15,7 +15,7 @@ rule embed:
     log:
         "logs/embed/{dataset}/{embedder}.log",
     shell:
-        "halluscope stage-embed --embedder-id {wildcards.embedder} --spec {params.spec} "
+        "halluscope stage embed --embedder-id {wildcards.embedder} --spec {params.spec} "
         "--frequent {params.frequent} --items {input.item_file} --out {output.vectors} "
         "--missing {output.missing} {input.objects} > {log} 2>&1"
 

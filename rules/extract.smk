@@ -23,7 +23,7 @@ rule extract:
     log:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
-        "python -m halluscope.stages.extract --responses {input.responses} "
+        "halluscope stage extract --responses {input.responses} "
         "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
         "--method {params.method} --llm {params.llm} --cache results/cache/responses "
         "--out {output} > {log} 2>&1"
@@ -42,7 +42,7 @@ rule extract_report:
     log:
         "logs/extract/{dataset}/extract_report.log",
     shell:
-        "python -m halluscope.stages.extract report --out {output} {input} > {log} 2>&1"
+        "halluscope stage extract report --out {output} {input} > {log} 2>&1"
 
 
 rule extract_all:

@@ -21,7 +21,7 @@ rule figure:
     log:
         "logs/figures/{dataset}/{figure}.log",
     shell:
-        "halluscope stage-figure --figure {wildcards.figure} "
+        "halluscope stage figure --figure {wildcards.figure} "
         "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
         "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
         "--table1 {params.table1} --embedders {params.embedders} "

@@ -20,7 +20,7 @@ rule generate:
     log:
         "logs/generate/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage-generate --items {input.item_file} --model-id {wildcards.model} "
+        "halluscope stage generate --items {input.item_file} --model-id {wildcards.model} "
         "--model {params.model} --instruction-id {wildcards.instruction} "
         "--instruction {params.instruction} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "

@@ -26,7 +26,7 @@ rule nope_generate:
     log:
         "logs/nope/{dataset}/generate.shard{shard}.log",
     shell:
-        "halluscope stage-nope-generate --items {input.item_file} --generator {params.generator} "
+        "halluscope stage nope-generate --items {input.item_file} --generator {params.generator} "
         "{params.fallback} --cache results/cache/responses --shard {wildcards.shard} "
         "--shards {params.shards} --out {output} > {log} 2>&1"
 
@@ -47,7 +47,7 @@ rule nope_questions:
     log:
         "logs/nope/{dataset}/questions.log",
     shell:
-        "halluscope stage-nope-questions --items {input.item_file} --generator {params.generator} "
+        "halluscope stage nope-questions --items {input.item_file} --generator {params.generator} "
         "--out-questions {output.questions} --out-report {output.report} {input.shards} "
         "> {log} 2>&1"
 
@@ -72,7 +72,7 @@ rule nope_answers:
     log:
         "logs/nope/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage-nope-answers --items {input.item_file} --questions {input.questions} "
+        "halluscope stage nope-answers --items {input.item_file} --questions {input.questions} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
@@ -92,7 +92,7 @@ rule nope_score:
     log:
         "logs/nope/{dataset}/{model}/score.log",
     shell:
-        "halluscope stage-nope-score --answers {input} --meteor {params.meteor} --out {output} "
+        "halluscope stage nope-score --answers {input} --meteor {params.meteor} --out {output} "
         "> {log} 2>&1"
 
 
@@ -109,7 +109,7 @@ rule nope_lexdiv:
     log:
         "logs/nope/{dataset}/lexdiv.log",
     shell:
-        "halluscope stage-nope-lexdiv --questions {input} --out {output} > {log} 2>&1"
+        "halluscope stage nope-lexdiv --questions {input} --out {output} > {log} 2>&1"
 
 
 rule nope_table:
@@ -131,7 +131,7 @@ rule nope_table:
     log:
         "logs/nope/{dataset}/table.log",
     shell:
-        "halluscope stage-nope-table --models {params.models} --decimals {params.decimals} "
+        "halluscope stage nope-table --models {params.models} --decimals {params.decimals} "
         "--lexdiv {input.lexdiv} --generation {input.generation} --out-table {output.table} "
         "--out-breakdown {output.breakdown} {input.scores} > {log} 2>&1"
 
@@ -152,7 +152,7 @@ rule nope_figure:
     log:
         "logs/figures/{dataset}/nope_question_types.log",
     shell:
-        "halluscope stage-nope-figure --models {params.models} --dpi {params.dpi} "
+        "halluscope stage nope-figure --models {params.models} --dpi {params.dpi} "
         "--out-stem results/figures/{wildcards.dataset}/nope_question_types {input} > {log} 2>&1"
 
 

@@ -29,7 +29,7 @@ rule oracle:
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
-        "python -m halluscope.stages.oracle decide --objects {input.objects} "
+        "halluscope stage oracle decide --objects {input.objects} "
         "--items {input.item_file} --method {params.method} --members {params.members} "
         "--params {params.generation} --template-version {params.template_version} "
         "--cache results/cache/responses --cache-mode {params.cache_mode} "
@@ -51,7 +51,7 @@ rule oracle_accuracy:
     log:
         "logs/oracle/{dataset}/accuracy.log",
     shell:
-        "python -m halluscope.stages.oracle pool --items {input.item_file} --out {output} "
+        "halluscope stage oracle pool --items {input.item_file} --out {output} "
         "{input.decisions} > {log} 2>&1"
 
 

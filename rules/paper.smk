@@ -56,5 +56,5 @@ rule paper:
     log:
         "logs/paper.log",
     shell:
-        "halluscope stage-paper --main {input.main} --sections {params.sections} "
+        "halluscope stage paper --main {input.main} --sections {params.sections} "
         "--out-sections {output.sections} --out {output.pdf} > {log} 2>&1"

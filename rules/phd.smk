@@ -18,7 +18,7 @@ rule phd_prompts:
     log:
         "logs/phd/{dataset}/prompts.log",
     shell:
-        "halluscope stage-phd-prompts --items {input.item_file} --questions {params.questions} "
+        "halluscope stage phd-prompts --items {input.item_file} --questions {params.questions} "
         "--modes {params.modes} --out {output} > {log} 2>&1"
 
 
@@ -42,7 +42,7 @@ rule phd_answers:
     log:
         "logs/phd/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage-phd-answers --items {input.item_file} --prompts {input.prompts} "
+        "halluscope stage phd-answers --items {input.item_file} --prompts {input.prompts} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
@@ -61,7 +61,7 @@ rule phd_score:
     log:
         "logs/phd/{dataset}/{model}/score.log",
     shell:
-        "halluscope stage-phd-score --answers {input} --out {output} > {log} 2>&1"
+        "halluscope stage phd-score --answers {input} --out {output} > {log} 2>&1"
 
 
 rule phd_table:
@@ -81,7 +81,7 @@ rule phd_table:
     log:
         "logs/phd/{dataset}/table.log",
     shell:
-        "halluscope stage-phd-table --models {params.models} --modes {params.modes} "
+        "halluscope stage phd-table --models {params.models} --modes {params.modes} "
         "--decimals {params.decimals} --dataset {wildcards.dataset} --out {output.table} {input} "
         "> {log} 2>&1"
 
@@ -103,7 +103,7 @@ rule phd_figure:
     log:
         "logs/figures/{dataset}/phd_heatmap.log",
     shell:
-        "halluscope stage-phd-figure --models {params.models} --modes {params.modes} "
+        "halluscope stage phd-figure --models {params.models} --modes {params.modes} "
         "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/phd_heatmap {input} > {log} 2>&1"
 
 

@@ -14,7 +14,7 @@ rule pope_questions:
     log:
         "logs/pope/{dataset}/questions_{setting}.log",
     shell:
-        "halluscope stage-pope-questions --items {input.item_file} --setting {wildcards.setting} "
+        "halluscope stage pope-questions --items {input.item_file} --setting {wildcards.setting} "
         "--n {params.n} --seed {params.seed} {params.typo} --out {output} > {log} 2>&1"
 
 
@@ -38,7 +38,7 @@ rule pope_answers:
     log:
         "logs/pope/{dataset}/{model}/{setting}.answers.log",
     shell:
-        "halluscope stage-pope-answers --items {input.item_file} --questions {input.questions} "
+        "halluscope stage pope-answers --items {input.item_file} --questions {input.questions} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
@@ -59,7 +59,7 @@ rule pope_score:
     log:
         "logs/pope/{dataset}/{model}/{setting}.scores.log",
     shell:
-        "halluscope stage-pope-score --questions {input.questions} --answers {input.answers} "
+        "halluscope stage pope-score --questions {input.questions} --answers {input.answers} "
         "--parser {params.parser} --out {output} > {log} 2>&1"
 
 

@@ -22,7 +22,7 @@ rule score:
     log:
         "logs/score/{dataset}/{embedder}/{model}/{instruction}.log",
     shell:
-        "halluscope stage-score --objects {input.objects} --oracle {input.oracle} "
+        "halluscope stage score --objects {input.objects} --oracle {input.oracle} "
         "--items {input.item_file} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
         "--frequent {params.frequent} --model-id {wildcards.model} "
         "--instruction-id {wildcards.instruction} --embedder-id {wildcards.embedder} "
@@ -46,7 +46,7 @@ rule summarize:
     log:
         "logs/summarize/{dataset}.log",
     shell:
-        "halluscope stage-summarize --table1 {params.table1} --k {params.k} "
+        "halluscope stage summarize --table1 {params.table1} --k {params.k} "
         "--out-summary {output.summary} --out-objects {output.objects} "
         "--pope {input.pope} -- {input.captions} > {log} 2>&1"
 

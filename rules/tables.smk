@@ -34,7 +34,7 @@ rule caos_tables:
     log:
         "logs/tables/{dataset}.log",
     shell:
-        "halluscope stage-tables --summary {input.summary} "
+        "halluscope stage tables --summary {input.summary} "
         "--decimals {params.decimals} --k {params.k} --models {params.models} "
         "--instructions {params.instructions} --embedders {params.embedders} "
         "{params.published} --setting {params.setting} "
@@ -66,7 +66,7 @@ rule caos_sensitivity:
     log:
         "logs/tables/{dataset}.sensitivity.log",
     shell:
-        "halluscope stage-sensitivity --summary {input.summary} --objects {input.objects} "
+        "halluscope stage sensitivity --summary {input.summary} --objects {input.objects} "
         "--vectors {params.vectors} --frequent {params.frequent} "
         "--alternatives {params.alternatives} --k {params.k} --table1 {params.table1} "
         "--models {params.models} --embedders {params.embedders} "
@@ -91,7 +91,7 @@ rule tables:
     log:
         "logs/tables/assemble.log",
     shell:
-        "halluscope stage-assemble --out-dir {output} --run {params.run} "
+        "halluscope stage assemble --out-dir {output} --run {params.run} "
         "--report-root results/report {input} > {log} 2>&1"
 
 
@@ -108,4 +108,4 @@ rule metrics:
     log:
         f"logs/tables/{RUN}.metrics.log",
     shell:
-        "halluscope stage-metrics --out {output} {input} > {log} 2>&1"
+        "halluscope stage metrics --out {output} {input} > {log} 2>&1"

@@ -22,7 +22,7 @@ rule trihe_questions:
     log:
         "logs/trihe/{dataset}/questions.log",
     shell:
-        "halluscope stage-trihe-questions --items {input.item_file} "
+        "halluscope stage trihe-questions --items {input.item_file} "
         "--questions {params.questions} --out {output} > {log} 2>&1"
 
 
@@ -47,7 +47,7 @@ rule trihe_answers:
     log:
         "logs/trihe/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage-trihe-answers --items {input.item_file} --questions {input.questions} "
+        "halluscope stage trihe-answers --items {input.item_file} --questions {input.questions} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
         "--mitigation {params.mitigation} --cache results/cache/responses --out {output} "
@@ -68,7 +68,7 @@ rule trihe_triplets:
     log:
         "logs/trihe/{dataset}/{model}/triplets.log",
     shell:
-        "halluscope stage-trihe-triplets --answers {input.answers} --extractor {params.extractor} "
+        "halluscope stage trihe-triplets --answers {input.answers} --extractor {params.extractor} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
@@ -89,7 +89,7 @@ rule trihe_judge:
     log:
         "logs/trihe/{dataset}/{model}/judge.log",
     shell:
-        "halluscope stage-trihe-judge --items {input.item_file} --answers {input.answers} "
+        "halluscope stage trihe-judge --items {input.item_file} --answers {input.answers} "
         "--triplets {input.triplets} --judge {params.judge} --cache results/cache/responses "
         "--out-judgments {output.judgments} --out-scores {output.scores} > {log} 2>&1"
 
@@ -112,7 +112,7 @@ rule trihe_table:
     log:
         "logs/trihe/{dataset}/table.log",
     shell:
-        "halluscope stage-trihe-table --models {params.models} --judges {params.judges} "
+        "halluscope stage trihe-table --models {params.models} --judges {params.judges} "
         "--decimals {params.decimals} --mitigation {params.mitigation} "
         "--dataset {wildcards.dataset} --out {output.table} {input} "
         "> {log} 2>&1"
@@ -135,7 +135,7 @@ rule trihe_figure:
     log:
         "logs/figures/{dataset}/trihe_bars.log",
     shell:
-        "halluscope stage-trihe-figure --models {params.models} --judge {params.judge} "
+        "halluscope stage trihe-figure --models {params.models} --judge {params.judge} "
         "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/trihe_bars {input} > {log} 2>&1"
 
 

@@ -176,14 +176,14 @@ def test_missing_image_in_an_api_request_names_the_item(tmp_path: Path) -> None:
     )
     spec = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
     proc = run_cli(
-        "stage-generate", "--items", items, "--model-id", "m",
+        "stage", "generate", "--items", items, "--model-id", "m",
         "--model", json.dumps({**spec, "api_key_env": "none"}),
         "--instruction-id", "i01", "--instruction", '"Describe the image."',
         "--generation", '{"seed": 0}', "--template-version", "v1", "--cache-mode", "live",
         "--cache", "results/cache", "--out", "results/responses/r.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-generate")
+    line = cli_error(proc, "stage generate")
     assert "results/data/demo/images/missing-file.png" in line
     assert "'astronaut'" in line and ("does not exist" in line or "not found" in line)
 
@@ -272,10 +272,10 @@ def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
     responses = tmp_path / "responses.jsonl"
     responses.write_text('{"image_id": "a", "text": "a dog"}\n{"image_id": "b", "text": "a ca\n')
     proc = run_cli(
-        "stage-extract", "--responses", responses, "--synonyms", "builtin", "--variant",
+        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-extract")
+    line = cli_error(proc, "extract")
     assert f"{responses}:2:" in line and "malformed JSON" in line
     assert "expected one JSON object per line" in line
     assert not (tmp_path / "objects.jsonl").exists()
@@ -297,10 +297,10 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path) -> None:
         b'{"image_id": "a", "text": "ok"}\n{"image_id": "b", "text": "caf\xe9"}\n'
     )
     proc = run_cli(
-        "stage-extract", "--responses", responses, "--synonyms", "builtin", "--variant",
+        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-extract")
+    line = cli_error(proc, "extract")
     assert f"{responses}:2:" in line and "not valid UTF-8" in line
     assert "expected a UTF-8 text file" in line
 
@@ -372,21 +372,21 @@ def test_response_without_text_names_file_and_line(tmp_path: Path) -> None:
     responses = tmp_path / "responses.jsonl"
     responses.write_text('{"image_id": "a", "text": "a dog"}\n{"image_id": "b", "text": null}\n')
     proc = run_cli(
-        "stage-extract", "--responses", responses, "--synonyms", "builtin", "--variant",
+        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-extract")
+    line = cli_error(proc, "extract")
     assert f"{responses}:2:" in line and "expected a string 'text' field" in line
 
 
 def test_missing_input_file_names_it(tmp_path: Path) -> None:
     """Guards the CLI: an input file that does not exist is named, with 'file not found'."""
     proc = run_cli(
-        "stage-extract", "--responses", tmp_path / "nowhere.jsonl", "--synonyms", "builtin",
+        "stage", "extract", "--responses", tmp_path / "nowhere.jsonl", "--synonyms", "builtin",
         "--variant", "pattern", "--lexicon", "builtin", "--out", tmp_path / "o.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-extract")
+    line = cli_error(proc, "extract")
     assert f"{tmp_path / 'nowhere.jsonl'}: file not found" in line
 
 
@@ -435,7 +435,7 @@ def extract_cli(tmp_path: Path, texts: list[str]) -> list[list[dict[str, Any]]]:
     )
     out = tmp_path / "objects.jsonl"
     proc = run_cli(
-        "stage-extract", "--responses", responses, "--synonyms", "builtin", "--variant",
+        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", out, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -643,12 +643,12 @@ def test_unknown_backend_in_a_model_spec(tmp_path: Path) -> None:
     """Guards the generate stage (CLI): an unknown backend lists the valid backends."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage-generate", "--items", items, "--model-id", "m", "--model", '{"backend": "gpt"}',
+        "stage", "generate", "--items", items, "--model-id", "m", "--model", '{"backend": "gpt"}',
         "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
         "--template-version", "v1", "--cache-mode", "live", "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-generate")
+    line = cli_error(proc, "stage generate")
     assert "unknown model backend 'gpt'" in line and "valid backends: " in line
     assert "sim" in line.split("valid backends: ")[1]
 
@@ -657,13 +657,13 @@ def test_unknown_cache_mode(tmp_path: Path) -> None:
     """Guards the generate stage (CLI): an unknown cache mode lists the valid modes."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage-generate", "--items", items, "--model-id", "m",
+        "stage", "generate", "--items", items, "--model-id", "m",
         "--model", '{"backend": "sim", "profile": "sim-precise"}',
         "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
         "--template-version", "v1", "--cache-mode", "sometimes", "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-generate")
+    line = cli_error(proc, "stage generate")
     assert "unknown cache mode 'sometimes'; valid modes: live, record, replay" in line
 
 
@@ -671,11 +671,11 @@ def test_unknown_embedder_kind(tmp_path: Path) -> None:
     """Guards the embed stage (CLI): an unknown embedder kind names it and the valid kinds."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage-embed", "--embedder-id", "bert", "--spec", '{"kind": "bert", "source": "x"}',
+        "stage", "embed", "--embedder-id", "bert", "--spec", '{"kind": "bert", "source": "x"}',
         "--frequent", '["dog"]', "--items", items, "--out", tmp_path / "v.npz",
         "--missing", tmp_path / "m.json", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-embed")
+    line = cli_error(proc, "stage embed")
     assert "embedder bert: unknown kind 'bert'" in line
     assert "valid kinds: glove, word2vec, sentence-transformers" in line
 
@@ -683,10 +683,10 @@ def test_unknown_embedder_kind(tmp_path: Path) -> None:
 def test_unknown_dataset(tmp_path: Path) -> None:
     """Guards the data stage (CLI): an unknown dataset names data.dataset and the valid ones."""
     proc = run_cli(
-        "stage-data", "--dataset", "imagenet", "--annotations", "a.yaml", "--items", "i.jsonl",
+        "stage", "data", "--dataset", "imagenet", "--annotations", "a.yaml", "--items", "i.jsonl",
         "--images", "images", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "stage-data")
+    line = cli_error(proc, "stage data")
     assert "data.dataset: unknown dataset 'imagenet'; valid datasets: demo" in line
 
 
@@ -724,12 +724,12 @@ def test_missing_api_key_through_the_cli(tmp_path: Path) -> None:
     }
     env = {k: v for k, v in os.environ.items() if k != "HALLUSCOPE_UNSET_KEY"}
     proc = run_cli(
-        "stage-generate", "--items", items, "--model-id", "m", "--model", json.dumps(spec),
+        "stage", "generate", "--items", items, "--model-id", "m", "--model", json.dumps(spec),
         "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
         "--template-version", "v1", "--cache-mode", "live", "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path, env=env,
     )  # fmt: skip
-    line = cli_error(proc, "stage-generate")
+    line = cli_error(proc, "stage generate")
     assert "HALLUSCOPE_UNSET_KEY" in line and "is not set" in line
 
 

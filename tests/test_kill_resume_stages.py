@@ -50,8 +50,9 @@ LLM_SEEDS = (1, 2)
 # ---------------------------------------------------------------------------------- helpers
 
 
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "halluscope.cli", *args]
+def cli(stage: str, *args: str) -> list[str]:
+    """``halluscope stage NAME ARGS`` (the rules' entry point) for ``stage-NAME``."""
+    return [sys.executable, "-m", "halluscope.cli", "stage", stage.removeprefix("stage-"), *args]
 
 
 def run(cmd: list[str]) -> None:
@@ -280,7 +281,7 @@ def sim_stages(inputs: dict) -> dict[str, Stage]:
     def oracle_command(cache: Path, out: Path) -> list[str]:
         params = {k: oracle[k] for k in ("seed", "max_new_tokens", "temperature")}
         return [
-            sys.executable, "-m", "halluscope.stages.oracle", "decide",
+            sys.executable, "-m", "halluscope.cli", "stage", "oracle", "decide",
             "--objects", str(inputs["objects"]), "--items", items, "--method", "ensemble",
             "--members", arg(members), "--params", arg({**params, "batch_size": 1}),
             "--template-version", oracle["template_version"], "--cache", str(cache),

@@ -475,7 +475,7 @@ def test_api_key_stays_out_of_stage_logs_even_with_debug_logging(tmp_path: Path)
     log_path.parent.mkdir(parents=True)
     with _Server() as server:
         argv = [
-            sys.executable, "-m", "halluscope.cli", "stage-generate",
+            sys.executable, "-m", "halluscope.cli", "stage", "generate",
             "--items", "results/data/demo/items.jsonl",
             "--model-id", MODEL,
             "--model", json.dumps(_spec(f"{server.origin}/v1")),

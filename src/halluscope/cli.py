@@ -1,4 +1,5 @@
-"""The ``halluscope`` command: stage entry points for the Snakemake rules and hand-check tools.
+"""The ``halluscope`` command: hand-check tools for users, and ``halluscope stage NAME``, the one
+entry point of every pipeline stage (the same in Snakemake rules, DVC stages and tests).
 
 Every error caused by bad input is printed as one clear line (file, line or key, and what was
 expected) with exit status 2, never as a traceback.
@@ -14,10 +15,19 @@ from pathlib import Path
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
 from halluscope.io import InputError, input_error_exit
 
+#: Stages whose module has its own argument parser (sub-steps such as ``report`` / ``pool``).
+DELEGATED_STAGES = {"extract": "halluscope.stages.extract", "oracle": "halluscope.stages.oracle"}
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="halluscope", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="halluscope",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="pipeline stages (run by the rules): halluscope stage NAME --help; "
+        "halluscope stage --help lists them",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add(
         sub,
         "stage-data",
@@ -37,27 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
         *ANSWER_ARGS,
         ("--instruction-id", S),
         ("--instruction", J),
-    )
-    add(
-        sub,
-        "stage-extract",
-        "extract stage",
-        _extract,
-        ("--responses", P),
-        ("--synonyms", S),
-        ("--variant", S),
-        ("--lexicon", S),
-        ("--out", P),
-    )
-    add(
-        sub,
-        "stage-oracle",
-        "oracle stage",
-        _oracle,
-        ("--objects", P),
-        ("--items", P),
-        ("--method", S),
-        ("--out", P),
     )
     add(
         sub,
@@ -205,7 +194,36 @@ def build_parser() -> argparse.ArgumentParser:
         ("tables", FILES),
     )
     _add_command_modules(sub)
+    # `halluscope --help` lists the user commands; the stage-* parsers stay reachable through
+    # `halluscope stage NAME` (argparse has no public way to hide a sub-command from the list)
+    sub._choices_actions = [a for a in sub._choices_actions if not a.dest.startswith("stage-")]
     return parser
+
+
+def stage_names() -> list[str]:
+    """Every stage reachable through ``halluscope stage NAME``."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    names = {name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-")}
+    return sorted(names | set(DELEGATED_STAGES))
+
+
+def run_stage(argv: list[str]) -> int:
+    """``halluscope stage NAME ARGS``: the stage's own parser (extract, oracle) or its
+    ``stage-NAME`` sub-command."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: halluscope stage NAME [ARGS...]\n\nstages: " + ", ".join(stage_names()))
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name in DELEGATED_STAGES:
+        import importlib
+
+        return importlib.import_module(DELEGATED_STAGES[name]).main(rest)
+    if name not in stage_names():
+        print(f"halluscope stage: error: unknown stage {name!r}; stages: "
+              + ", ".join(stage_names()), file=sys.stderr)  # fmt: skip
+        return 2
+    return main([f"stage-{name}", *rest])
 
 
 def _add_command_modules(sub) -> None:
@@ -243,18 +261,6 @@ def _generate(args: argparse.Namespace) -> None:
         args.out,
     )
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
-
-
-def _extract(args: argparse.Namespace) -> None:
-    from halluscope.stages import extract
-
-    extract.run(args.responses, args.synonyms, args.variant, args.lexicon, args.out)
-
-
-def _oracle(args: argparse.Namespace) -> None:
-    from halluscope.stages import oracle
-
-    oracle.run(args.objects, args.items, args.method, args.out)
 
 
 def _embed(args: argparse.Namespace) -> None:
@@ -327,11 +333,14 @@ def dispatch(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["stage"]:
+        return run_stage(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         dispatch(args)
     except (InputError, ValueError, KeyError, FileNotFoundError, RuntimeError, OSError) as err:
-        return input_error_exit(f"halluscope {args.command}", err)
+        return input_error_exit(f"halluscope {args.command.replace('stage-', 'stage ', 1)}", err)
     return 0
 
 
