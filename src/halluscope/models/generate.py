@@ -9,14 +9,14 @@ uninterrupted one.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from halluscope.io import write_jsonl
-from halluscope.models.base import Backend, Request, image_request
-from halluscope.models.cache import ResponseCache, is_success
+from halluscope.models.answers import answer_all
+from halluscope.models.base import Backend, Request, image_request, item_answer_key
+from halluscope.models.cache import ResponseCache
 
 
 def caption_request(
@@ -26,7 +26,8 @@ def caption_request(
     model_name: str,
     gen_params: Mapping[str, Any],
 ) -> Request:
-    """One item's request: the instruction as the single user turn, the image by path + hash."""
+    """One item's request: the instruction as the single user turn, the image by path + hash
+    (and its annotations as the answer key, for the backends that read one)."""
     return image_request(
         item,
         f"{model_name}/{instruction_id}/{item['image_id']}",
@@ -34,6 +35,7 @@ def caption_request(
         params=gen_params,
         task="caption",
         meta={"instruction_id": instruction_id},
+        answer_key=item_answer_key(item),
     )
 
 
@@ -53,7 +55,8 @@ def generate_captions(
     """Caption every item and write ``results/responses/...jsonl`` (item order, sorted keys).
 
     Returns ``{"items", "hits", "misses", "failed"}``. Failed answers are never cached or written:
-    the function raises after storing the successes, so a rerun sends only the failures again.
+    the function raises (:class:`~halluscope.models.answers.AnswersFailed`) after storing the
+    successes, so a rerun sends only the failures again.
     """
     requests = [
         caption_request(item, instruction_id, instruction, model_name, gen_params) for item in items
@@ -64,43 +67,22 @@ def generate_captions(
             raise ValueError(f"duplicate image_id {request.image_id!r} in the items of {out_path}")
         seen.add(request.image_id)  # type: ignore[arg-type]
     hits0, misses0 = cache.hits, cache.misses
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(requests), desc=f"{model_name}/{instruction_id}", unit="img", file=sys.stderr
-        )
-
-    def advance(n: int) -> None:
-        if bar is not None:
-            bar.update(n)
-            bar.set_postfix(hits=cache.hits - hits0, refresh=False)
-
-    try:
-        responses = cache.resolve(
-            backend, requests, template_version, batch_size=batch_size, progress=advance
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-
-    failed = [r for r in responses if not is_success(r)]
+    responses = answer_all(
+        backend,
+        requests,
+        cache,
+        template_version,
+        batch_size=batch_size,
+        what="requests",
+        context=f" for {model_name}/{instruction_id}",
+        progress=f"{model_name}/{instruction_id}" if progress else None,
+    )
     stats = {
         "items": len(requests),
         "hits": cache.hits - hits0,
         "misses": cache.misses - misses0 if cache.mode != "record" else len(requests),
-        "failed": len(failed),
+        "failed": 0,
     }
-    if failed:
-        first = failed[0]
-        raise RuntimeError(
-            f"{len(failed)} of {len(requests)} requests failed for {model_name}/{instruction_id} "
-            f"(first: {first.request_id!r}: {first.meta.get('error')!r}); the "
-            f"{len(requests) - len(failed)} successful answers are cached, rerun to retry only "
-            "the failures"
-        )
     write_jsonl(
         out_path,
         (

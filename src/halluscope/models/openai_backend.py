@@ -37,6 +37,9 @@ changing the answer. ``json_schema`` (a JSON-schema object, or ``true`` for any 
 for ``response_format={"type": "json_object", "schema": ...}``, the form the llama.cpp server
 accepts; a spec-level ``json_schema`` is the default for every request and is part of the identity.
 
+What goes over the wire (request bodies, image checks, reply parsing, which failures are
+retryable and how long to wait) is :mod:`halluscope.models.openai_wire`; this module is the client.
+
 Failures: with ``errors: raise`` (default) a batch with a failed request raises
 :class:`OpenAIBackendError` (the first failure in request order) once every request of the batch
 has finished; with ``errors: return`` failed requests come back as ``Response(text="",
@@ -47,51 +50,49 @@ storing the batch's successes.
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
-import email.utils
-import hashlib
 import json
 import os
 import random
 import threading
-import time
 import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Request, Response, register_backend
+from halluscope.models.openai_wire import (
+    PARAM_NAMES,
+    Retryable,
+    backoff_delay,
+    chat_body,
+    check_json_schema,
+    completion_text,
+    image_data_url,
+    image_mime,
+    is_retry_status,
+    parse_retry_after,
+    short,
+)
+
+__all__ = [
+    "PARAM_NAMES",
+    "OpenAIBackendError",
+    "OpenAIChatBackend",
+    "check_json_schema",
+    "from_spec",
+    "image_data_url",
+    "image_mime",
+    "parse_retry_after",
+]
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 NO_KEY = "none"
 DUMMY_API_KEY = "sk-no-key-required"
 """Sent when ``api_key_env: none``: the ``openai`` client insists on some key."""
 
-PARAM_NAMES: dict[str, str] = {
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "max_new_tokens": "max_tokens",
-    "seed": "seed",
-    "stop": "stop",
-    "presence_penalty": "presence_penalty",
-    "frequency_penalty": "frequency_penalty",
-}
-"""Request params -> chat-completions fields (``json_schema`` is handled separately)."""
-
-RETRY_STATUSES = frozenset({408, 429})
-"""Retried besides every 5xx status."""
-
 ERROR_MODES = ("raise", "return")
-
-_IMAGE_TYPES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
 
 
 class OpenAIBackendError(RuntimeError):
@@ -101,105 +102,6 @@ class OpenAIBackendError(RuntimeError):
         super().__init__(message)
         self.request_id = request_id
         self.status = status
-
-
-class _Retryable(Exception):
-    """One failed attempt that may succeed when repeated; ``delay`` = the server's Retry-After."""
-
-    def __init__(self, reason: str, status: int | None = None, delay: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-        self.delay = delay
-
-
-def image_mime(data: bytes) -> str:
-    """MIME type from the magic bytes (file suffixes lie; servers decode by type)."""
-    for magic, mime in _IMAGE_TYPES:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    raise ValueError("unsupported image format (expected PNG, JPEG, GIF or WebP bytes)")
-
-
-def image_data_url(path: str | Path, expected_sha256: str | None = None, owner: str = "") -> str:
-    """``data:<mime>;base64,...`` for the image at ``path``, checked against its cache hash."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"image {str(path)!r}{owner} does not exist; expected the image file named in "
-            "items.jsonl"
-        ) from None
-    if expected_sha256 is not None:
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != expected_sha256.lower():
-            raise ValueError(
-                f"image {path} has sha256 {actual}, but the request says {expected_sha256}; the "
-                "answer would be cached under the wrong image"
-            )
-    try:
-        mime = image_mime(data)
-    except ValueError as err:
-        raise ValueError(f"image {path}: {err}") from None
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
-    if not headers:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def check_json_schema(schema: Any, where: str) -> Any:
-    """A JSON-schema object (checked against its metaschema) or ``True``; ``None`` = plain text.
-
-    Why check here: the llama.cpp server turns the schema into a grammar and an invalid one can
-    crash it, taking every other in-flight request down too.
-    """
-    if schema is None or schema is False:
-        return None
-    if schema is True:
-        return True
-    if not isinstance(schema, Mapping):
-        raise ValueError(
-            f"{where}: json_schema must be a JSON-schema object or true, got {schema!r}"
-        )
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - jsonschema is a dependency of halluscope.config
-        return dict(schema)
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as err:
-        raise ValueError(
-            f"{where}: json_schema is not a valid JSON schema: {err.message}"
-        ) from None
-    return dict(schema)
-
-
-def _short(text: Any, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass
@@ -334,7 +236,8 @@ class OpenAIChatBackend:
         requests = list(requests)
         if not requests:
             return []
-        bodies = [self._body(request) for request in requests]  # bad input fails before any call
+        # bad input fails before any call
+        bodies = [chat_body(r, self.model, self.json_schema) for r in requests]
         with self._lock:
             try:
                 asyncio.get_running_loop()
@@ -357,58 +260,6 @@ class OpenAIChatBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- request building -------------------------------------------------------------------------
-
-    def _body(self, request: Request) -> dict[str, Any]:
-        """The chat-completions arguments for one request (validated, image inlined)."""
-        params = dict(request.params)
-        unknown = sorted(set(params) - set(PARAM_NAMES) - {"json_schema"})
-        if unknown:
-            raise ValueError(
-                f"openai backend {self.model!r}: request {request.request_id!r} has params "
-                f"{unknown} that the chat-completions API does not take; valid params: "
-                f"{', '.join(sorted([*PARAM_NAMES, 'json_schema']))}"
-            )
-        body: dict[str, Any] = {"model": self.model, "messages": self._messages(request)}
-        for name, field_name in PARAM_NAMES.items():
-            if params.get(name) is not None:
-                body[field_name] = params[name]
-        schema = (
-            check_json_schema(params["json_schema"], f"request {request.request_id!r}")
-            if "json_schema" in params
-            else self.json_schema
-        )
-        if schema is not None:
-            body["response_format"] = (
-                {"type": "json_object"}
-                if schema is True
-                else {"type": "json_object", "schema": schema}
-            )
-        return body
-
-    def _messages(self, request: Request) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = [dict(m) for m in request.messages]
-        if not messages:
-            raise ValueError(f"openai backend: request {request.request_id!r} has no messages")
-        if request.image_path is None:
-            return messages
-        url = image_data_url(
-            request.image_path,
-            request.image_sha256,
-            owner=f" of image {request.image_id!r} (request {request.request_id!r})",
-        )
-        for message in messages:
-            if message["role"] == "user":
-                message["content"] = [
-                    {"type": "image_url", "image_url": {"url": url}},
-                    {"type": "text", "text": message["content"]},
-                ]
-                return messages
-        raise ValueError(
-            f"openai backend: request {request.request_id!r} has an image but no user message "
-            "to attach it to"
-        )
 
     # -- transport --------------------------------------------------------------------------------
 
@@ -500,14 +351,14 @@ class OpenAIChatBackend:
         self, client: Any, semaphore: asyncio.Semaphore, request: Request, body: dict[str, Any]
     ) -> Response:
         """One request with our retry loop; the wait between attempts frees the slot."""
-        last: _Retryable | None = None
+        last: Retryable | None = None
         for attempt in range(self.max_retries + 1):
             if attempt:
                 await asyncio.sleep(self._delay(attempt - 1, last))
             async with semaphore:
                 try:
                     return await self._attempt(client, request, body)
-                except _Retryable as err:
+                except Retryable as err:
                     last = err
         assert last is not None
         attempts = "1 attempt" if self.max_retries == 0 else f"{self.max_retries + 1} attempts"
@@ -520,12 +371,9 @@ class OpenAIChatBackend:
             last.status,
         )
 
-    def _delay(self, retry: int, last: _Retryable | None) -> float:
+    def _delay(self, retry: int, last: Retryable | None) -> float:
         """The server's Retry-After when given, else full jitter over an exponential cap."""
-        if last is not None and last.delay is not None:
-            return last.delay
-        cap = min(self.backoff_max, self.backoff_base * (2.0**retry))
-        return self._rng.uniform(0.0, cap)
+        return backoff_delay(retry, last, self._rng, self.backoff_base, self.backoff_max)
 
     async def _attempt(self, client: Any, request: Request, body: dict[str, Any]) -> Response:
         import openai
@@ -535,9 +383,9 @@ class OpenAIChatBackend:
             completion = await client.chat.completions.create(**body)
         except openai.APIStatusError as err:
             status = err.status_code
-            reason = _short(getattr(err, "message", err))
-            if status in RETRY_STATUSES or status >= 500:
-                raise _Retryable(reason, status, parse_retry_after(err.response.headers)) from None
+            reason = short(getattr(err, "message", err))
+            if is_retry_status(status):
+                raise Retryable(reason, status, parse_retry_after(err.response.headers)) from None
             hint = ""
             if status in (401, 403):
                 hint = f"; check the key in ${self.api_key_env}" if self.api_key_env else ""
@@ -550,13 +398,13 @@ class OpenAIChatBackend:
                 status,
             ) from None
         except openai.APITimeoutError:
-            raise _Retryable(f"timed out after {self.timeout:g} s") from None
+            raise Retryable(f"timed out after {self.timeout:g} s") from None
         except openai.APIConnectionError as err:
             cause = err.__cause__ or err
-            raise _Retryable(f"connection error: {_short(cause) or type(cause).__name__}") from None
+            raise Retryable(f"connection error: {short(cause) or type(cause).__name__}") from None
         except (openai.APIResponseValidationError, ValueError) as err:
-            raise _Retryable(f"malformed response body: {_short(err)}") from None
-        text, meta = _completion_text(completion)
+            raise Retryable(f"malformed response body: {short(err)}") from None
+        text, meta = completion_text(completion)
         if body.get("response_format"):
             try:
                 json.loads(text)
@@ -570,30 +418,6 @@ class OpenAIChatBackend:
             identity=self.identity,
             meta=meta,
         )
-
-
-def _completion_text(completion: Any) -> tuple[str, dict[str, Any]]:
-    """The first choice's text plus deterministic metadata; a malformed body is retryable."""
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        body = completion if isinstance(completion, str) else type(completion).__name__
-        raise _Retryable(f"malformed response body: no choices ({_short(body, 120)})", 200)
-    message = getattr(choices[0], "message", None)
-    text = getattr(message, "content", None)
-    if not isinstance(text, str):
-        raise _Retryable("malformed response body: choices[0].message.content is not text", 200)
-    meta: dict[str, Any] = {}
-    finish = getattr(choices[0], "finish_reason", None)
-    if isinstance(finish, str):
-        meta["finish_reason"] = finish
-    served = getattr(completion, "model", None)
-    if isinstance(served, str):
-        meta["served_model"] = served
-    usage = getattr(completion, "usage", None)
-    tokens = {name: getattr(usage, name, None) for name in ("prompt_tokens", "completion_tokens")}
-    if all(isinstance(v, int) for v in tokens.values()):
-        meta["usage"] = tokens
-    return text, meta
 
 
 _OPTION_KEYS = (

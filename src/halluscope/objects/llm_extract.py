@@ -42,8 +42,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from halluscope.models.answers import AnswersFailed, answer_all
 from halluscope.models.base import Backend, Request
-from halluscope.models.cache import ResponseCache, is_success
+from halluscope.models.cache import ResponseCache
 from halluscope.objects.lexicon import LexiconMatcher
 from halluscope.objects.normalize import lemmatize
 from halluscope.objects.parser import Mention, ObjectParser
@@ -320,18 +321,21 @@ class LLMObjectExtractor:
             return {}
         requests = [extraction_request(c, self.gen_params, self.constrained) for c in distinct]
         self.stats["llm_requests"] += len(requests)
-        responses = self.cache.resolve(
-            self.backend, requests, self.template_version, batch_size=self.batch_size
-        )
+        try:
+            responses = answer_all(
+                self.backend,
+                requests,
+                self.cache,
+                self.template_version,
+                batch_size=self.batch_size,
+                what="captions",
+                context=f" for the LLM extractor {self.backend.identity.get('name')!r}",
+            )
+        except AnswersFailed as err:
+            self.stats["failed"] += len(err.failed)
+            raise
         out: dict[str, L2Reply] = {}
         for caption, response in zip(distinct, responses, strict=True):
-            if not is_success(response):
-                self.stats["failed"] += 1
-                raise RuntimeError(
-                    f"LLM extractor {self.backend.identity.get('name')!r} failed on caption "
-                    f"{caption[:60]!r}: {response.meta.get('error')!r}; the successful answers are "
-                    "cached, rerun to retry"
-                )
             names = parse_reply(response.text)
             out[caption] = L2Reply(False) if names is None else L2Reply(True, names)
         return out

@@ -1,36 +1,29 @@
-"""Answering benchmark questions through the response cache (shared by POPE, Tri-HE, PhD, NOPE).
+"""Shared plumbing of the stages that call models (POPE, Tri-HE, PhD, NOPE, the LLM stages).
 
 Why a helper: every benchmark sends one request per question to any backend (built with
-:func:`halluscope.models.base.image_request`), resumes from the cache, and must never write a
-partial answer file. They also share one subtlety of the simulated LVLMs: a ``sim`` backend
-answers from the answer key in ``Request.meta`` (it is a test instrument), and ``meta`` is not
-part of the cache key. So for ``sim`` backends the template version gets a digest of the answer
-keys of the whole run: editing a label or a reference triplet of the demo questions re-asks the
-sim instead of replaying an answer made from the old key. Real backends never see ``meta`` and
-keep the plain template version.
+:func:`halluscope.models.base.image_request`, the question's ground truth in
+``Request.answer_key``), resumes from the cache, and must never write a partial answer file:
+:func:`resolve` is :func:`halluscope.models.answers.answer_all` over the stage's cache folder.
+The answer key is part of the cache key of the backends that read it (test instruments), so
+editing a label or a reference triplet re-asks them instead of replaying an answer made from the
+old key; every other backend never sees it and keeps its cache keys.
+
+:func:`llm_settings` turns a ``params.yaml`` block naming an LLM (``model`` + generation params,
+batch size, template version, cache mode) into the settings of an LLM stage (object extraction,
+Tri-HE triplets and judge, NOPE generation), passed to the job as one tracked ``params:`` value.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.models.base import Backend, Request, Response
+from halluscope.models.base import Backend, Request, Response, reads_answer_key
 
-
-def truth_version(
-    backend: Backend, requests: Sequence[Request], template_version: str, keys: Sequence[str]
-) -> str:
-    """``template_version`` (+ ``/sim-truth-<digest>`` of ``meta[keys]`` for a sim backend)."""
-    if dict(backend.identity).get("backend") != "sim":
-        return template_version
-    from halluscope.models.cache import canonical_json
-
-    truth = [[r.request_id, [r.meta.get(k) for k in keys]] for r in requests]
-    digest = hashlib.sha256(canonical_json(truth).encode("ascii")).hexdigest()[:12]
-    return f"{template_version}/sim-truth-{digest}"
+GENERATION_KEYS = ("max_new_tokens", "temperature", "seed")
+"""The generation params an LLM settings block may set (sent with every request)."""
 
 
 def resolve(
@@ -41,24 +34,63 @@ def resolve(
     cache_mode: str,
     template_version: str,
     batch_size: int,
-    truth_keys: Sequence[str] = (),
     what: str = "answers",
 ) -> list[Response]:
     """Answers in request order; raises (after caching the good ones) if any request failed."""
+    from halluscope.models.answers import answer_all
     from halluscope.models.cache import ResponseCache
 
-    version = truth_version(backend, requests, template_version, truth_keys)
     cache = ResponseCache(cache_dir, mode=cache_mode)  # type: ignore[arg-type]
-    responses = cache.resolve(backend, requests, version, batch_size=batch_size)
-    failed = [r.request_id for r in responses if r.meta.get("error")]
-    if failed:
-        raise RuntimeError(
-            f"{len(failed)} {what} failed (first: {failed[0]}); "
-            "answered ones are cached, rerun to retry"
-        )
-    return responses
+    return answer_all(backend, requests, cache, template_version, batch_size=batch_size, what=what)
+
+
+def truth_version(
+    backend: Backend, requests: Sequence[Request], template_version: str, keys: Sequence[str]
+) -> str:
+    """``template_version`` plus a digest of ``meta[keys]`` of every request, for a backend that
+    reads answer keys; the plain ``template_version`` for any other backend.
+
+    For hand-built request lists whose truth travels in ``meta`` (which the cache key leaves
+    out); the stages put it in ``Request.answer_key``, which the cache keys itself.
+    """
+    if not reads_answer_key(backend):
+        return template_version
+    from halluscope.models.cache import canonical_json
+
+    truth = [[r.request_id, [r.meta.get(k) for k in keys]] for r in requests]
+    digest = hashlib.sha256(canonical_json(truth).encode("ascii")).hexdigest()[:12]
+    return f"{template_version}/truth-{digest}"
 
 
 def generation_params(generation: dict[str, Any]) -> dict[str, Any]:
     """The request params of a ``generate``-style settings mapping (batch size is not one)."""
     return {k: v for k, v in generation.items() if k != "batch_size"}
+
+
+def llm_settings(
+    config: Mapping[str, Any], block: Mapping[str, Any], where: str, *, schema: bool = True
+) -> dict[str, Any]:
+    """The settings of an LLM stage from its ``params.yaml`` block (at ``where``, for errors).
+
+    ``{"model_id", "spec" (the ``models:`` entry), "params" (the block's generation params of
+    :data:`GENERATION_KEYS`), "batch_size" (default 4), "json_schema" (default true),
+    "template_version" (default "v1"), "cache_mode" (default "live")}`` plus ``reply_rule`` when
+    the block has one. ``schema=False`` (a stage that never constrains its replies) leaves
+    ``json_schema`` out. An unknown model id fails naming the valid ones.
+    """
+    model = block.get("model")
+    if model not in config["models"]:
+        raise ValueError(
+            f"params.yaml: {where}.model: unknown model id {model!r}; "
+            f"valid ids: {', '.join(sorted(config['models']))}"
+        )
+    return {
+        "model_id": model,
+        "spec": dict(config["models"][model]),
+        "params": {k: block[k] for k in GENERATION_KEYS if k in block},
+        "batch_size": int(block.get("batch_size", 4)),
+        **({"json_schema": bool(block.get("json_schema", True))} if schema else {}),
+        "template_version": str(block.get("template_version", "v1")),
+        "cache_mode": str(block.get("cache_mode", "live")),
+        **({"reply_rule": block["reply_rule"]} if "reply_rule" in block else {}),
+    }

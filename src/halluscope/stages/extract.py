@@ -46,15 +46,9 @@ def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] 
     chosen = ext.get("llm_instructions", "all")
     if chosen != "all" and instruction not in chosen:
         return None
-    llm = ext["llm"]
-    return {
-        "model_id": llm["model"],
-        "spec": dict(config["models"][llm["model"]]),
-        "params": {k: llm[k] for k in ("max_new_tokens", "temperature", "seed", "batch_size")},
-        "json_schema": llm["json_schema"],
-        "template_version": llm["template_version"],
-        "cache_mode": llm["cache_mode"],
-    }
+    from halluscope.stages.answering import llm_settings as shared_llm_settings
+
+    return shared_llm_settings(config, ext["llm"], "extract.llm")
 
 
 def build_extractor(synonyms: str, variant: str, lexicon: str):
@@ -97,7 +91,7 @@ def _extractor(
         backend = make_backend(llm["spec"], model_name=llm["model_id"])
         cache = ResponseCache(cache_dir, mode=llm.get("cache_mode", "live"))
         params = dict(llm.get("params") or {})
-        batch_size = int(params.pop("batch_size", 4))
+        batch_size = int(params.pop("batch_size", llm.get("batch_size", 4)))  # in params: old form
         template_version = str(llm.get("template_version", "v1"))
         constrained = bool(llm.get("json_schema", True))
     return LLMObjectExtractor(
@@ -125,8 +119,8 @@ def run(
     """Write one object record per response, in response order; returns extraction counts.
 
     ``llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec`` (the
-    ``models:`` entry), ``params`` (generation params + ``batch_size``), ``json_schema``
-    (constrain the reply), ``template_version`` and ``cache_mode``.
+    ``models:`` entry), ``params`` (generation params), ``batch_size``, ``json_schema``
+    (constrain the reply), ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
     """
     if method not in METHODS:
         raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")

@@ -55,7 +55,7 @@ def run(
 
     items = load_items(items_path)
     model_spec = replay_spec_for(model_spec, instruction_id, instruction)
-    backend = make_backend(model_spec, items=items, model_name=model_id)
+    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     cache = ResponseCache(cache_dir, mode=cache_mode)
     return generate_captions(
         backend=backend,

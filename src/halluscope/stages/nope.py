@@ -15,7 +15,7 @@ The pipeline of NOPE (Lovenia et al., ``../shared/papers/nope.txt``) on any back
    the paper's nine existing VQA datasets.
 2. ``answers``: each model answers each question with the image, asked for a short answer
    (:data:`ANSWER_PROMPT`, LLaVA-1.5's VQA suffix), through the cache. Simulated LVLMs answer
-   from the answer key in ``Request.meta`` (see ``models/sim.py``, task ``nope``).
+   from the answer key in ``Request.answer_key`` (see ``models/sim/nope.py``).
 3. ``score``: exact-match accuracy, METEOR 1.5 and NegP accuracy, for NegP and other questions,
    by question type and object-scene relevance (:func:`halluscope.metrics.nope.score_answers`).
 4. ``lexdiv``: MATTR, MTLD and HD-D of the question sets
@@ -39,7 +39,7 @@ ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 exact match and METEOR compare short answers as in VQA."""
 
 TRUTH_KEYS = ("is_negp", "reference", "acceptable_answers", "question_type")
-"""The answer key a simulated LVLM reads from ``Request.meta`` (and the sim-truth digest covers)."""
+"""The fields of a question that its answer key (``Request.answer_key``) carries."""
 
 QUESTION_TYPES = ("color", "object", "location", "counting", "person")
 """NOPE §6.2's question types, in the paper's order."""
@@ -70,20 +70,11 @@ QUESTION_FIELDS = (
 
 def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The question generator's settings as one tracked ``params:`` value (rules/nope.smk)."""
+    from halluscope.stages.answering import llm_settings
+
     nope = config["nope"]
-    model = nope["model"]
-    if model not in config["models"]:
-        raise ValueError(
-            f"params.yaml: nope.model: unknown model id {model!r}; "
-            f"valid ids: {', '.join(sorted(config['models']))}"
-        )
     return {
-        "model_id": model,
-        "spec": dict(config["models"][model]),
-        "params": {k: nope[k] for k in ("max_new_tokens", "temperature", "seed")},
-        "batch_size": int(nope["batch_size"]),
-        "template_version": str(nope["template_version"]),
-        "cache_mode": str(nope["cache_mode"]),
+        **llm_settings(config, nope, "nope", schema=False),
         "relevances": list(nope["relevances"]),
         "n_objects": int(nope["n_objects"]),
         "prompt": str(nope["prompt"]),
@@ -336,11 +327,11 @@ def answers(
     Each record carries what :func:`halluscope.metrics.nope.score_answers` needs, so
     ``halluscope nope --answers`` scores an answer file by hand.
     """
-    from halluscope.models.base import image_request, make_backend
+    from halluscope.models.base import image_request, item_answer_key, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
-    backend = make_backend(model_spec, items=items, model_name=model_id)
+    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     params = generation_params(generation)
     rows = read_jsonl(questions_path)
     requests = [
@@ -350,7 +341,8 @@ def answers(
             ANSWER_PROMPT.format(question=q["question"]),
             params=params,
             task="nope",
-            meta={key: q[key] for key in ("question_id", *TRUTH_KEYS)},
+            meta={"question_id": q["question_id"]},
+            answer_key=item_answer_key(items[q["image_id"]], **{key: q[key] for key in TRUTH_KEYS}),
         )
         for q in rows
     ]
@@ -361,7 +353,6 @@ def answers(
         cache_mode=cache_mode,
         template_version=template_version,
         batch_size=int(generation.get("batch_size", 8)),
-        truth_keys=TRUTH_KEYS,
         what="NOPE answers",
     )
     write_jsonl(

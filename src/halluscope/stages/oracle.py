@@ -88,7 +88,7 @@ def run(
         gen = dict(params or {})
         batch_size = int(gen.pop("batch_size", 16))
         backends = {
-            member: make_backend(spec, items=items, model_name=member)
+            member: make_backend(spec, model_name=member, answer_keys=True)
             for member, spec in members.items()
         }
         oracle = EnsembleOracle(

@@ -80,11 +80,11 @@ def answers(
     out: Path,
 ) -> None:
     """Every prompt answered by one model, with the image, through the response cache."""
-    from halluscope.models.base import image_request, make_backend
+    from halluscope.models.base import image_request, item_answer_key, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
-    backend = make_backend(model_spec, items=items, model_name=model_id)
+    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     params = generation_params(generation)
     rows = read_jsonl(prompts_path)
     requests = [
@@ -94,7 +94,8 @@ def answers(
             p["question"],
             params=params,
             task="phd",
-            meta={"id": p["id"], "label": p["label"], "mode": p["mode"]},
+            meta={"id": p["id"]},
+            answer_key=item_answer_key(items[p["image_id"]], label=p["label"], mode=p["mode"]),
         )
         for p in rows
     ]
@@ -105,7 +106,6 @@ def answers(
         cache_mode=cache_mode,
         template_version=template_version,
         batch_size=int(generation.get("batch_size", 8)),
-        truth_keys=("label",),
         what="PhD answers",
     )
     write_jsonl(

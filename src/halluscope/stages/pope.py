@@ -34,11 +34,11 @@ def answers(
     out: Path,
 ) -> None:
     """Every question answered by one model through the response cache (resumable)."""
-    from halluscope.models.base import image_request, make_backend
+    from halluscope.models.base import image_request, item_answer_key, make_backend
     from halluscope.stages.answering import generation_params, resolve
 
     items = load_items(items_path)
-    backend = make_backend(model_spec, items=items, model_name=model_id)
+    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     params = generation_params(generation)
     requests = [
         image_request(
@@ -48,6 +48,7 @@ def answers(
             params=params,
             task="yesno",
             meta={"question_id": q["question_id"]},
+            answer_key=item_answer_key(items[str(q["image"])]),
         )
         for q in read_jsonl(questions_path)
     ]

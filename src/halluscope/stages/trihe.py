@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.stages.answering import llm_settings
 from halluscope.stages.data import load_items
 
 MITIGATIONS = ("none", "describe")
@@ -49,31 +50,12 @@ ANSWER_PROMPT = (
 # ------------------------------------------------------------------------------ configuration
 
 
-def _llm_settings(config: Mapping[str, Any], block: Mapping[str, Any], where: str) -> dict:
-    model = block.get("model")
-    if model not in config["models"]:
-        raise ValueError(
-            f"params.yaml: {where}.model: unknown model id {model!r}; "
-            f"valid ids: {', '.join(sorted(config['models']))}"
-        )
-    return {
-        "model_id": model,
-        "spec": dict(config["models"][model]),
-        "params": {k: block[k] for k in ("max_new_tokens", "temperature", "seed") if k in block},
-        "batch_size": int(block.get("batch_size", 4)),
-        "json_schema": bool(block.get("json_schema", True)),
-        "template_version": str(block.get("template_version", "v1")),
-        "cache_mode": str(block.get("cache_mode", "live")),
-        **({"reply_rule": block["reply_rule"]} if "reply_rule" in block else {}),
-    }
-
-
 def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The triplet extractor's settings as one tracked ``params:`` value (rules/trihe.smk)."""
     ext = config["trihe"]["extractor"]
     settings: dict[str, Any] = {"method": ext["method"], "unit": ext.get("unit", "sentence")}
     if ext["method"] == "llm":
-        settings["llm"] = _llm_settings(config, ext, "trihe.extractor")
+        settings["llm"] = llm_settings(config, ext, "trihe.extractor")
     return settings
 
 
@@ -99,7 +81,7 @@ def judge_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     if "llm" in judges:
         if not isinstance(judge.get("llm"), Mapping):
             raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
-        settings["llm"] = _llm_settings(config, judge["llm"], "trihe.judge.llm")
+        settings["llm"] = llm_settings(config, judge["llm"], "trihe.judge.llm")
     return settings
 
 
@@ -182,13 +164,19 @@ def answers(
     out: Path,
 ) -> None:
     """Every question answered by one model (directly, or describe-then-answer)."""
-    from halluscope.models.base import Request, image_request, make_backend, user_message
+    from halluscope.models.base import (
+        Request,
+        image_request,
+        item_answer_key,
+        make_backend,
+        user_message,
+    )
     from halluscope.stages.answering import generation_params, resolve
 
     if mitigation not in MITIGATIONS:
         raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
     items = load_items(items_path)
-    backend = make_backend(model_spec, items=items, model_name=model_id)
+    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     params = generation_params(generation)
     batch = int(generation.get("batch_size", 8))
     qs = read_jsonl(questions_path)
@@ -201,17 +189,15 @@ def answers(
             q["question"] if mitigation == "none" else DESCRIBE_PROMPT.format(**q),
             params=params,
             task=first_task,
-            meta={key: q[key] for key in ("question_id", "question", "triplets")},
+            meta={"question_id": q["question_id"]},
+            answer_key=item_answer_key(
+                items[q["image_id"]], question=q["question"], triplets=q["triplets"]
+            ),
         )
         for q in qs
     ]
     responses = resolve(
-        backend,
-        first,
-        template_version=template_version,
-        truth_keys=("triplets",),
-        what="Tri-HE answers",
-        **common,
+        backend, first, template_version=template_version, what="Tri-HE answers", **common
     )
     descriptions: list[str | None] = [None] * len(qs)
     if mitigation == "describe":
@@ -344,6 +330,13 @@ def judge(
     """Judge every extracted triplet with every configured judge; write judgements and rates."""
     from halluscope.data.trihe import Triplet
     from halluscope.metrics import trihe as m
+    from halluscope.trihe.judges import (
+        CachedEncoder,
+        NLIJudge,
+        SimilarityJudge,
+        SlotSimilarityJudge,
+        load_sentence_model,
+    )
 
     judges = list(settings["judges"])
     unknown = [j for j in judges if j not in JUDGES]
@@ -353,20 +346,20 @@ def judge(
     rows = read_jsonl(triplets_path)
     encoder = None
     if {"slots", "similarity", "nli"} & set(judges):
-        encoder = m.CachedEncoder(m.load_sentence_model(settings["encoder"]))
+        encoder = CachedEncoder(load_sentence_model(settings["encoder"]))
     judge_objects: dict[str, Any] = {}
     if "slots" in judges:
         threshold = settings["slot_threshold"]
-        judge_objects["slots"] = m.SlotSimilarityJudge(encoder, threshold=threshold)
+        judge_objects["slots"] = SlotSimilarityJudge(encoder, threshold=threshold)
     if "similarity" in judges or "nli" in judges:
-        judge_objects["similarity"] = m.SimilarityJudge(
+        judge_objects["similarity"] = SimilarityJudge(
             encoder,
             keep_threshold=settings["keep_threshold"],
             top_k=settings["top_k"],
             threshold=settings["threshold"],
         )
     if "nli" in judges:
-        judge_objects["nli"] = m.NLIJudge(
+        judge_objects["nli"] = NLIJudge(
             settings["nli_model"],
             threshold=settings["threshold"],
             retriever=judge_objects["similarity"],

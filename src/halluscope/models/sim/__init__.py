@@ -1,0 +1,85 @@
+"""Simulated LVLMs (the ``sim`` backend): documented, seeded answer generators with *known*
+hallucinations.
+
+Why: the demo profile must run anywhere without a GPU, and the metrics need test instruments whose
+truth is known. A simulated LVLM composes its answers from the answer key of each request (an
+image's annotations from ``results/data/{dataset}/items.jsonl`` plus the question's expected
+answer) and injects hallucinations at configured rates and styles, recording what it did in
+``Response.meta``. Every table or figure made from them must say they are simulated (their names
+start with ``sim-``).
+
+Layout (one plug-in module per benchmark, each registering the answerer of its tasks):
+
+- :mod:`~halluscope.models.sim.core`: the backend (:class:`SimulatedLVLM`, registered as ``sim``),
+  seeded randomness, the answer key and the answerer registry;
+- :mod:`~halluscope.models.sim.profiles`: the profiles (rates and styles) and their validation;
+- :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
+- :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
+  (``oracle``), :mod:`~halluscope.models.sim.pope` (``yesno``), :mod:`~halluscope.models.sim.trihe`
+  (``trihe``, ``trihe-describe``, ``trihe-answer``), :mod:`~halluscope.models.sim.phd` (``phd``)
+  and :mod:`~halluscope.models.sim.nope` (``nope``): what each task answers, in their docstrings.
+"""
+
+from halluscope.models.sim import captions, nope, oracle, phd, pope, trihe  # noqa: F401 (plug-ins)
+from halluscope.models.sim.captions import compose_text, instruction_style
+from halluscope.models.sim.core import (
+    SIM_VERSION,
+    SimulatedLVLM,
+    answered_tasks,
+    frequency_order,
+    from_spec,
+    register_answerer,
+    seeded_rng,
+    sim_items,
+)
+from halluscope.models.sim.nope import COLOR_POOL, PERSON_POOL
+from halluscope.models.sim.oracle import question_object
+from halluscope.models.sim.pools import COOCCURRENCE, OOD_POOL, RELATION_POOL, noun_phrase
+from halluscope.models.sim.profiles import (
+    KINDS,
+    PROFILE_DEFAULTS,
+    PROFILE_FIELDS,
+    PROFILES,
+    resolve_profile,
+    validate_profile,
+)
+from halluscope.models.sim.trihe import (
+    FINITE_RELATIONS,
+    NEAR_RELATIONS,
+    TRIHE_RELATION_POOL,
+    description_triplets,
+    triplet_line,
+    triplet_sentence,
+)
+
+__all__ = [
+    "COLOR_POOL",
+    "COOCCURRENCE",
+    "FINITE_RELATIONS",
+    "KINDS",
+    "NEAR_RELATIONS",
+    "OOD_POOL",
+    "PERSON_POOL",
+    "PROFILES",
+    "PROFILE_DEFAULTS",
+    "PROFILE_FIELDS",
+    "RELATION_POOL",
+    "SIM_VERSION",
+    "TRIHE_RELATION_POOL",
+    "SimulatedLVLM",
+    "answered_tasks",
+    "compose_text",
+    "description_triplets",
+    "frequency_order",
+    "from_spec",
+    "instruction_style",
+    "noun_phrase",
+    "question_object",
+    "register_answerer",
+    "resolve_profile",
+    "seeded_rng",
+    "sim_items",
+    "triplet_line",
+    "triplet_sentence",
+    "validate_profile",
+]

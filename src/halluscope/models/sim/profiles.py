@@ -1,0 +1,189 @@
+"""Profiles of the simulated LVLMs: the rates and styles that decide their answers.
+
+A profile is a complete mapping of :data:`PROFILE_FIELDS` (the fields of :data:`PROFILE_DEFAULTS`
+may be left out); the built-in ones are :data:`PROFILES`. ``params.yaml`` names one (``profile:
+sim-precise``) and may replace whole fields (``overrides:``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+#: Kinds of hallucinated objects (see :mod:`halluscope.models.sim.pools`).
+KINDS = ("frequent", "cooccur", "ood")
+
+
+PROFILE_FIELDS: dict[str, str] = {
+    "max_objects": "objects a full-length caption mentions (int >= 1)",
+    "omission_rate": "probability that a present MSCOCO object is left out",
+    "hallucination_rate": "probability per caption slot of one hallucinated object",
+    "style_weights": "relative weights of hallucination kinds {frequent, cooccur, ood}",
+    "frequent_top_k": "frequent hallucinations come from the top-k MSCOCO classes (int >= 1)",
+    "ood_rate": "probability of mentioning each truly visible non-MSCOCO object",
+    "relation_error_rate": "probability that a rendered relation is replaced by a wrong one",
+    "oracle_error_rate": "probability that a Present/Absent oracle answer is flipped",
+    "yes_bias": "probability of answering Yes about an absent object (POPE) / a no-question (PhD)",
+    "yesno_miss_rate": "probability of answering No about a present object / a yes-question",
+    "trihe_relation_error_rate": "probability that a Tri-HE answer triplet gets a wrong relation",
+    "trihe_object_error_rate": "probability that a Tri-HE answer triplet gets an absent object",
+    "context_susceptibility": "share of the remaining PhD answers that follow a context, not the "
+    "image",
+    "negp_accuracy": "probability that a NOPE NegP question gets a NegP answer (else an object "
+    "is hallucinated)",
+    "vqa_error_rate": "probability that a NOPE question with another answer is answered wrongly",
+}
+
+#: Fields a complete dict profile may leave out (they were added later; 0 = behaviour unchanged).
+PROFILE_DEFAULTS: dict[str, float] = {
+    "trihe_relation_error_rate": 0.0,
+    "trihe_object_error_rate": 0.0,
+    "context_susceptibility": 0.0,
+    "negp_accuracy": 0.0,
+    "vqa_error_rate": 0.0,
+}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # Short captions, few hallucinations, mostly frequent objects.
+    "sim-precise": {
+        "max_objects": 3,
+        "omission_rate": 0.2,
+        "hallucination_rate": 0.08,
+        "style_weights": {"frequent": 0.7, "cooccur": 0.3, "ood": 0.0},
+        "frequent_top_k": 10,
+        "ood_rate": 0.2,
+        "relation_error_rate": 0.05,
+        "oracle_error_rate": 0.05,
+        "yes_bias": 0.1,
+        "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.05,
+        "trihe_object_error_rate": 0.03,
+        "context_susceptibility": 0.1,
+        "negp_accuracy": 0.6,
+        "vqa_error_rate": 0.1,
+    },
+    # Long captions, many hallucinations, mostly co-occurring objects.
+    "sim-verbose": {
+        "max_objects": 8,
+        "omission_rate": 0.05,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.2, "cooccur": 0.6, "ood": 0.2},
+        "frequent_top_k": 10,
+        "ood_rate": 0.6,
+        "relation_error_rate": 0.2,
+        "oracle_error_rate": 0.1,
+        "yes_bias": 0.3,
+        "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.35,
+        "trihe_object_error_rate": 0.1,
+        "context_susceptibility": 0.3,
+        "negp_accuracy": 0.1,
+        "vqa_error_rate": 0.25,
+    },
+    # Medium captions that hallucinate the very top MSCOCO classes; strongly yes-biased.
+    "sim-frequent": {
+        "max_objects": 5,
+        "omission_rate": 0.15,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.9, "cooccur": 0.1, "ood": 0.0},
+        "frequent_top_k": 5,
+        "ood_rate": 0.3,
+        "relation_error_rate": 0.1,
+        "oracle_error_rate": 0.1,
+        "yes_bias": 0.5,
+        "yesno_miss_rate": 0.05,
+        "trihe_relation_error_rate": 0.15,
+        "trihe_object_error_rate": 0.25,
+        "context_susceptibility": 0.5,
+        "negp_accuracy": 0.3,
+        "vqa_error_rate": 0.15,
+    },
+    # Hallucinates out-of-domain objects (trees, lamps, walls) that CHAIR cannot see.
+    "sim-ood": {
+        "max_objects": 6,
+        "omission_rate": 0.1,
+        "hallucination_rate": 0.3,
+        "style_weights": {"frequent": 0.1, "cooccur": 0.1, "ood": 0.8},
+        "frequent_top_k": 10,
+        "ood_rate": 0.5,
+        "relation_error_rate": 0.1,
+        "oracle_error_rate": 0.15,
+        "yes_bias": 0.2,
+        "yesno_miss_rate": 0.1,
+        "trihe_relation_error_rate": 0.1,
+        "trihe_object_error_rate": 0.2,
+        "context_susceptibility": 0.2,
+        "negp_accuracy": 0.2,
+        "vqa_error_rate": 0.3,
+    },
+}
+
+
+def _check_rate(name: str, value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{where}: {name} must be a number in [0, 1], got {value!r}")
+
+
+def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
+    """Check a complete profile (every field of :data:`PROFILE_FIELDS`, nothing else; the fields
+    of :data:`PROFILE_DEFAULTS` may be left out)."""
+    profile = {**PROFILE_DEFAULTS, **dict(profile)}
+    unknown = sorted(set(profile) - set(PROFILE_FIELDS))
+    missing = sorted(set(PROFILE_FIELDS) - set(profile))
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown field(s) {unknown}; valid fields: {sorted(PROFILE_FIELDS)}"
+        )
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {missing}")
+    for name in ("max_objects", "frequent_top_k"):
+        value = profile[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: {name} must be an integer >= 1, got {value!r}")
+    probabilities = ("yes_bias", "context_susceptibility", "negp_accuracy")
+    for name in PROFILE_FIELDS:
+        if name.endswith("_rate") or name in probabilities:
+            _check_rate(name, profile[name], where)
+    if profile["trihe_relation_error_rate"] + profile["trihe_object_error_rate"] > 1:
+        raise ValueError(
+            f"{where}: trihe_relation_error_rate + trihe_object_error_rate must be <= 1 "
+            "(one draw per triplet decides object error, relation error or correct)"
+        )
+    weights = profile["style_weights"]
+    if not isinstance(weights, Mapping) or set(weights) - set(KINDS):
+        raise ValueError(
+            f"{where}: style_weights must map a subset of {list(KINDS)} to weights, got {weights!r}"
+        )
+    for kind, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+            raise ValueError(f"{where}: style_weights[{kind!r}] must be >= 0, got {weight!r}")
+    if profile["hallucination_rate"] > 0 and sum(weights.values()) <= 0:
+        raise ValueError(
+            f"{where}: style_weights must have a positive weight when hallucination_rate > 0"
+        )
+    result = copy.deepcopy(dict(profile))
+    result["style_weights"] = {kind: float(weights.get(kind, 0.0)) for kind in KINDS}
+    return result
+
+
+def resolve_profile(
+    profile: str | Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A built-in profile by name (or a complete dict); ``overrides`` replace whole fields."""
+    if isinstance(profile, str):
+        if profile not in PROFILES:
+            raise ValueError(
+                f"unknown sim profile {profile!r}; valid profiles: {', '.join(sorted(PROFILES))}"
+            )
+        base = copy.deepcopy(PROFILES[profile])
+        where = f"sim profile {profile!r}"
+    elif isinstance(profile, Mapping):
+        base = copy.deepcopy(dict(profile))
+        where = "sim profile"
+    else:
+        raise ValueError(
+            f"sim profile must be a name ({', '.join(sorted(PROFILES))}) or a dict, got {profile!r}"
+        )
+    base.update(copy.deepcopy(dict(overrides or {})))
+    return validate_profile(base, where)
