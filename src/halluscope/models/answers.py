@@ -32,19 +32,29 @@ def answer_all(
     batch_size: int = 8,
     what: str = "answers",
     context: str = "",
-    progress: str | None = None,
+    progress: str | None = "",
 ) -> list[Response]:
     """The answers to ``requests``, in order: cache first (per the cache's mode), misses to the
     backend in batches of ``batch_size``, every success stored as its batch returns.
 
     Raises :class:`AnswersFailed` ("<n> of <total> <what> failed<context> (first: ...)") when any
-    answer failed. ``progress``: the description of a progress bar on stderr (``None``: no bar).
+    answer failed. ``progress``: the label of a progress line on stderr (items done / total, rate,
+    cache hits; ``""`` = ``what``, ``None`` = none), which the rules send to the job log; one
+    summary line (items, cache hits, failures, seconds) ends it either way.
     """
+    import time
+
+    label = what if progress == "" else progress
     bar = None
-    if progress is not None:
+    if label is not None:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(requests), desc=progress, unit="img", file=sys.stderr)
+        # a log file is not a terminal: redraw at most every 5 s so the log stays readable
+        interval = 0.1 if sys.stderr.isatty() else 5.0
+        bar = tqdm(
+            total=len(requests), desc=label, unit="req", file=sys.stderr, mininterval=interval
+        )
+    start = time.monotonic()
     hits0 = cache.hits
 
     def advance(n: int) -> None:
@@ -60,6 +70,11 @@ def answer_all(
         if bar is not None:
             bar.close()
     failed = [r for r in responses if not is_success(r)]
+    print(
+        f"{label or what}: {len(requests)} requests, {cache.hits - hits0} cache hits, "
+        f"{len(failed)} failures, {time.monotonic() - start:.1f} s",
+        file=sys.stderr,
+    )
     if failed:
         first = failed[0]
         raise AnswersFailed(
