@@ -14,7 +14,7 @@ from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache, make_backend
 from halluscope.models.base import register_backend
 from halluscope.models.sim import question_object
-from halluscope.oracle import (
+from halluscope.models.oracle import (
     QUESTION,
     EnsembleOracle,
     accuracy_report,

@@ -2,7 +2,7 @@
 
 ``method``:
 
-- ``ensemble``: the CAOS LVLM-ensemble oracle (:mod:`halluscope.oracle`): every member model
+- ``ensemble``: the CAOS LVLM-ensemble oracle (:mod:`halluscope.models.oracle`): every member model
   (``oracle.members``, ids of ``models:``) answers "Does the image contain <object>? ..." through
   the response cache; majority vote, ties Absent. The demo's members are the simulated LVLMs, which
   err with their ``oracle_error_rate``;
@@ -17,7 +17,7 @@ Outputs: ``results/oracle/{dataset}/{model}/{instruction}.jsonl`` with one recor
 out-of-domain object) in caption order of first mention, ``{"image_id", "name", "present",
 "votes", "method"}`` (+ ``answers`` for the ensemble), and ``...{instruction}.accuracy.json``:
 the accuracy of each member and of the decision on the labelled objects
-(:func:`halluscope.oracle.accuracy_report`). :func:`pool` writes the same report over every
+(:func:`halluscope.models.oracle.accuracy_report`). :func:`pool` writes the same report over every
 oracle file of a dataset (each distinct image/object pair once).
 """
 
@@ -70,7 +70,7 @@ def run(
     ``members`` maps member ids to model specs (``ensemble`` only); ``params`` are the generation
     params of the questions plus an optional ``batch_size``.
     """
-    from halluscope.oracle import EnsembleOracle, accuracy_report, label
+    from halluscope.models.oracle import EnsembleOracle, accuracy_report, label
 
     if method not in METHODS:
         raise ValueError(f"oracle.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
@@ -116,7 +116,7 @@ def run(
 
 def pool(oracle_files: Sequence[Path], items_path: Path, out: Path) -> dict[str, Any]:
     """One accuracy report over many oracle files (each distinct image/object pair once)."""
-    from halluscope.oracle import accuracy_report
+    from halluscope.models.oracle import accuracy_report
 
     items = load_items(items_path)
     records: list[dict[str, Any]] = []

@@ -1,5 +1,5 @@
 """Simulated oracle answers (``task="oracle"``): "Does the image contain <object>? ... Present or
-Absent." (the CAOS ensemble oracle's question, :mod:`halluscope.oracle`).
+Absent." (the CAOS ensemble oracle's question, :mod:`halluscope.models.oracle`).
 
 The truth is whether <object> is among the annotated objects of the answer key (``gt_objects``
 and ``other_objects``; a plural matches its singular); the answer is flipped with probability
