@@ -14,6 +14,10 @@ check_yaml_syntax(["params.yaml"])
 configfile: "params.yaml"
 
 
+# `snakemake --report report.zip`: figures (PNG) and CSV twins, captions in docs/report/.
+report: "docs/report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/generate.smk"

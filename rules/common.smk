@@ -12,7 +12,10 @@ INSTRUCTIONS = config["generate"]["instructions"]
 EMBEDDERS = config["embed"]["embedders"]
 CAOS_ENABLED = config["caos"].get("enabled", True)
 SENSITIVITY_DEFAULT = ["coco-instances", "coco-images", "paper-examples"]
-CAOS_FIGURES = ["caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions"]
+# one list of the CAOS figures, shared with the figure stage
+from halluscope.stages.report import FIGURES as _CAOS_FIGURES
+
+CAOS_FIGURES = list(_CAOS_FIGURES)
 
 
 # Only the active profile's results are buildable: another profile's files are inputs at most
@@ -23,6 +26,12 @@ wildcard_constraints:
     instruction=r"[A-Za-z0-9_-]+",
     embedder=r"[A-Za-z0-9_-]+",
     setting=r"random|popular|adversarial",
+
+
+def generation_params(section="generate"):
+    """The generation parameters of a params section as one tracked JSON argument."""
+    keys = ("seed", "max_new_tokens", "temperature", "batch_size")
+    return json_arg({k: config[section][k] for k in keys if k in config[section]})
 
 
 def json_arg(value):
@@ -186,3 +195,96 @@ def code_version(stage):
     if stage not in _CODE_VERSIONS:
         _CODE_VERSIONS[stage] = code_digest(stage, Path(workflow.basedir))
     return _CODE_VERSIONS[stage]
+
+
+# Snakemake's own report (`snakemake --report report.zip`): PNG figures and CSV twins marked with
+# report(); captions in docs/report/ (paths relative to rules/, where the rules are defined).
+def report_title(name):
+    """The label a figure, table or figure-data file has in the report."""
+    titles = {
+        "caos_radar": "Figure 3: metrics per model (radar)",
+        "caos_ksweep": "Figure 4: CAOS_K for k = 1..10",
+        "caos_subsets": "Figure 5: CAOS on subsets of hallucinated objects",
+        "caos_instructions": "Figure 6: CAOS across instructions",
+        "caos_table1": "Table 1: CAOS, CHAIR, precision, recall",
+        "caos_table2": "Table 2: CAOS ratios and average",
+        "caos_ratios": "Ratios of the pooled means vs mean of per-caption ratios",
+        "caos_sensitivity": "Sensitivity of Table 1 to K order, aggregation, readings",
+        "caos_agreement": "Rank agreement with the published Table 1",
+        "trihe_table": "Tri-HE Hallu_I / Hallu_Q per model",
+        "trihe_bars": "Tri-HE object vs relation hallucination",
+        "phd_table": "PhD Index per mode x task",
+        "phd_heatmap": "PhD Index heatmap (mode x task)",
+        "nope_table": "NOPE accuracy, METEOR, NegP accuracy",
+        "nope_breakdown": "NOPE NegP accuracy by question type and relevance",
+        "nope_question_types": "NOPE accuracy per question type",
+    }
+    return titles.get(name, name)
+
+
+def report_figure(path, name, category):
+    """``path`` (a PNG) marked for the report: caption docs/report/<name>.rst."""
+    return report(
+        path,
+        caption=f"../docs/report/{name}.rst",
+        category=category,
+        subcategory="Figures",
+        labels={"name": report_title(name), "profile": "{dataset}"},
+    )
+
+
+def report_csvs(paths, category):
+    """The CSV twins among ``paths`` (a path or a list) marked for the report (caption
+    docs/report/<table>.rst); other paths (LaTeX, which a browser cannot show) unchanged."""
+    import os
+
+    def mark(path):
+        name, ext = os.path.splitext(os.path.basename(path))
+        if ext != ".csv":
+            return path
+        return report(
+            path,
+            caption=f"../docs/report/{name}.rst",
+            category=category,
+            subcategory="Tables",
+            labels={"name": report_title(name), "profile": "{dataset}"},
+        )
+
+    return mark(paths) if isinstance(paths, str) else [mark(p) for p in paths]
+
+
+# The reproduction report (rules/paper.smk): which profile sections it includes.
+import os
+
+PAPER_SECTIONS = {  # profile -> (section template, tables, figures)
+    "pope-captions": (
+        "caos-real",
+        ["caos_comparison", "caos_agreement", "caos_table1", "caos_ratios", "caos_sensitivity",
+         "caos_setting", "caos_differences"],
+        ["caos_radar"],
+    ),
+    "trihe-gqa": ("trihe-real", ["trihe_table"], ["trihe_bars"]),
+    "phd-ccs": ("phd-real", ["phd_table"], ["phd_heatmap"]),
+    "demo": (
+        "demo",
+        ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity",
+         "trihe_table", "phd_table", "nope_table", "nope_breakdown"],
+        CAOS_FIGURES + ["trihe_bars", "phd_heatmap", "nope_question_types"],
+    ),
+}
+
+
+def paper_profiles():
+    """The profiles whose section the report includes: the active one and those that ran."""
+    return [
+        p for p in PAPER_SECTIONS if p == RUN or os.path.isdir(f"results/report/{p}")
+    ]
+
+
+def paper_inputs():
+    files = []
+    for profile in paper_profiles():
+        _, tables, figures = PAPER_SECTIONS[profile]
+        files += [f"results/report/{profile}/{t}.tex" for t in tables]
+        files += [f"results/figures/{profile}/{f}.pdf" for f in figures]
+    return files

@@ -1,11 +1,31 @@
 rule figure:
-    """One CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes)."""
+    """One CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes) and the numbers
+    it draws (CSV, from the same frame: the DVC plots of caos_ksweep and caos_instructions)."""
     input:
         summary="results/scores/{dataset}/summary.csv",
         objects="results/scores/{dataset}/objects.csv",
     output:
         pdf="results/figures/{dataset}/{figure}.pdf",
-        png="results/figures/{dataset}/{figure}.png",
+        png=report(
+            "results/figures/{dataset}/{figure}.png",
+            caption="../docs/report/caos_figures.rst",
+            category="CAOS",
+            subcategory="Figures",
+            labels=lambda wildcards: {
+                "name": report_title(wildcards.figure),
+                "profile": wildcards.dataset,
+            },
+        ),
+        data=report(
+            "results/figures/{dataset}/{figure}.csv",
+            caption="../docs/report/caos_figure_data.rst",
+            category="CAOS",
+            subcategory="Figure data",
+            labels=lambda wildcards: {
+                "name": report_title(wildcards.figure),
+                "profile": wildcards.dataset,
+            },
+        ),
     wildcard_constraints:
         figure="|".join(CAOS_FIGURES),
     params:

@@ -7,9 +7,7 @@ rule generate:
     params:
         model=lambda wc: json_arg(config["models"][wc.model]),
         instruction=lambda wc: json_arg(config["instructions"][wc.instruction]),
-        generation=json_arg(
-            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
-        ),
+        generation=generation_params("generate"),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("generate"),

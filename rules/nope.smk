@@ -61,9 +61,7 @@ rule nope_answers:
         "results/nope/{dataset}/{model}/answers.jsonl",
     params:
         model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=json_arg(
-            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
-        ),
+        generation=generation_params("generate"),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("nope"),
@@ -121,7 +119,10 @@ rule nope_table:
     output:
         table="results/report/{dataset}/nope_table.tex",
         breakdown="results/report/{dataset}/nope_breakdown.tex",
-        twins=expand("results/report/{{dataset}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
+        twins=report_csvs(
+            expand("results/report/{{dataset}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
+            "NOPE",
+        ),
     params:
         models=json_arg(MODELS),
         decimals=config["tables"]["decimals"],
@@ -142,7 +143,7 @@ rule nope_figure:
         nope_score_files(),
     output:
         pdf="results/figures/{dataset}/nope_question_types.pdf",
-        png="results/figures/{dataset}/nope_question_types.png",
+        png=report_figure("results/figures/{dataset}/nope_question_types.png", "nope_question_types", "NOPE"),
     params:
         models=json_arg(MODELS),
         dpi=config["figures"]["dpi"],

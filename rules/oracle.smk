@@ -14,13 +14,7 @@ rule oracle:
             if config["oracle"]["method"] == "ensemble"
             else {}
         ),
-        generation=json_arg(
-            {
-                k: config["oracle"][k]
-                for k in ("seed", "max_new_tokens", "temperature", "batch_size")
-                if k in config["oracle"]
-            }
-        ),
+        generation=generation_params("oracle"),
         template_version=config["oracle"].get("template_version", "v1"),
         cache_mode=config["oracle"].get("cache_mode", "live"),
         code=code_version("oracle"),

@@ -31,9 +31,7 @@ rule phd_answers:
         "results/phd/{dataset}/{model}/answers.jsonl",
     params:
         model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=json_arg(
-            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
-        ),
+        generation=generation_params("generate"),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("phd"),
@@ -70,7 +68,7 @@ rule phd_table:
         lambda wc: phd_score_files(wc.dataset),
     output:
         table="results/report/{dataset}/phd_table.tex",
-        twin="results/report/{dataset}/phd_table.csv",
+        twin=report_csvs("results/report/{dataset}/phd_table.csv", "PhD"),
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
@@ -92,7 +90,7 @@ rule phd_figure:
         phd_score_files(),
     output:
         pdf="results/figures/{dataset}/phd_heatmap.pdf",
-        png="results/figures/{dataset}/phd_heatmap.png",
+        png=report_figure("results/figures/{dataset}/phd_heatmap.png", "phd_heatmap", "PhD"),
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),

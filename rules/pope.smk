@@ -27,9 +27,7 @@ rule pope_answers:
         "results/pope/{dataset}/{model}/{setting}.answers.jsonl",
     params:
         model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=json_arg(
-            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
-        ),
+        generation=generation_params("generate"),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("pope"),

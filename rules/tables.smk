@@ -7,17 +7,23 @@ rule caos_tables:
         table2="results/report/{dataset}/caos_table2.tex",
         ratios="results/report/{dataset}/caos_ratios.tex",
         setting="results/report/{dataset}/caos_setting.tex",
-        twins=expand(
-            "results/report/{{dataset}}/{name}.csv",
-            name=["caos_table1", "caos_table2", "caos_ratios"],
-        ),
-        reproduction=expand(
-            "results/report/{{dataset}}/{name}",
-            name=(
-                ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
-                if config["tables"]["published"]
-                else []
+        twins=report_csvs(
+            expand(
+                "results/report/{{dataset}}/{name}.csv",
+                name=["caos_table1", "caos_table2", "caos_ratios"],
             ),
+            "CAOS",
+        ),
+        reproduction=report_csvs(
+            expand(
+                "results/report/{{dataset}}/{name}",
+                name=(
+                    ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
+                    if config["tables"]["published"]
+                    else []
+                ),
+            ),
+            "CAOS",
         ),
     params:
         published="--published" if config["tables"]["published"] else "",
@@ -50,7 +56,7 @@ rule caos_sensitivity:
         vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
     output:
         table="results/report/{dataset}/caos_sensitivity.tex",
-        twin="results/report/{dataset}/caos_sensitivity.csv",
+        twin=report_csvs("results/report/{dataset}/caos_sensitivity.csv", "CAOS"),
     params:
         vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
         frequent=json_arg(config["caos"]["frequent"]),

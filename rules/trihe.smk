@@ -35,9 +35,7 @@ rule trihe_answers:
         "results/trihe/{dataset}/{model}/answers.jsonl",
     params:
         model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=json_arg(
-            {k: config["generate"][k] for k in ("seed", "max_new_tokens", "temperature", "batch_size")}
-        ),
+        generation=generation_params("generate"),
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         mitigation=config["trihe"]["mitigation"],
@@ -100,7 +98,7 @@ rule trihe_table:
         lambda wc: trihe_score_files(wc.dataset),
     output:
         table="results/report/{dataset}/trihe_table.tex",
-        twin="results/report/{dataset}/trihe_table.csv",
+        twin=report_csvs("results/report/{dataset}/trihe_table.csv", "Tri-HE"),
     params:
         models=json_arg(MODELS),
         judges=json_arg(config["trihe"]["judges"]),
@@ -124,7 +122,7 @@ rule trihe_figure:
         trihe_score_files(),
     output:
         pdf="results/figures/{dataset}/trihe_bars.pdf",
-        png="results/figures/{dataset}/trihe_bars.png",
+        png=report_figure("results/figures/{dataset}/trihe_bars.png", "trihe_bars", "Tri-HE"),
     params:
         models=json_arg(MODELS),
         judge=config["trihe"]["judges"][0],

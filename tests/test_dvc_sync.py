@@ -48,3 +48,33 @@ def test_interrupted_write_temp_files_are_outside_every_output_hash() -> None:
     assert subprocess.run([*dvc, temp], cwd=ROOT, capture_output=True).returncode == 0
     real = "results/trihe/demo/answers.jsonl"
     assert subprocess.run([*dvc, real], cwd=ROOT, capture_output=True).returncode == 1
+
+
+def test_top_level_plots_are_figure_csvs_inside_the_figures_out() -> None:
+    """The k-sweep and per-instruction data (written by rule figure) are top-level DVC plots:
+    each lies inside the figures stage's out folder, names columns the figure stage writes, and
+    dvc.yaml passes DVC's own schema."""
+    import voluptuous
+    from dvc.schema import MULTI_STAGE_SCHEMA
+
+    from halluscope.registry import dvc_profile
+
+    document = yaml.safe_load(dvc_yaml())
+    voluptuous.Schema(MULTI_STAGE_SCHEMA)(document)
+    profile = dvc_profile()
+    figures_out = f"results/figures/{profile}"
+    assert [next(iter(o)) for o in document["stages"]["figures"]["outs"]] == [figures_out]
+    columns = {
+        "caos_ksweep": {"model", "embedder", "k", "CAOS_K"},
+        "caos_instructions": {"model", "embedder", "instruction_id", "CAOS_T", "CAOS_X", "CAOS_K"},
+    }
+    plots = {}
+    for plot in document["plots"]:
+        ((path, props),) = plot.items()
+        assert path.startswith(figures_out + "/") and path.endswith(".csv"), path
+        ys = [props["y"]] if isinstance(props["y"], str) else props["y"]
+        assert {props["x"], *ys} <= columns[Path(path).stem], (path, props)
+        plots[Path(path).stem] = props
+    assert list(plots) == ["caos_ksweep", "caos_instructions"]
+    assert (plots["caos_ksweep"]["x"], plots["caos_ksweep"]["y"]) == ("k", "CAOS_K")
+    assert plots["caos_ksweep"]["template"] == "linear"

@@ -11,9 +11,42 @@ from pathlib import Path
 
 from halluscope.io import InputError
 
+FORMATS = (
+    '  --captions  JSONL (or concatenated JSON objects), one per caption: {"image_id": ..., '
+    '"caption": str} ("text" is read when there is no "caption"), e.g. the pipeline\'s '
+    "results/responses/<profile>/<model>/<instruction>.jsonl",
+    '  --gt        JSON {"imid_to_objects": {image_id: [MSCOCO class names]}} (CHAIR\'s export, '
+    "or halluscope coco-gt) or a plain {image_id: [names]}",
+    "  --synonyms  CHAIR synonyms.txt: one line per MSCOCO class, entries separated by "
+    '", ", the class name first (optional; default: halluscope\'s own table)',
+    '  --out       JSON written: {"overall": {"CHAIRs", "CHAIRi", "recall", "n_captions"}, '
+    '"details", "variant", "synonyms", "captions": [{"image_id", "mentions", "hallucinated", '
+    '"CHAIRs", "CHAIRi"}, ...]}',
+)
+"""The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
+
+EPILOG = "\n".join(
+    (
+        "input formats (one line each):",
+        *FORMATS,
+        "",
+        "example:",
+        "  halluscope chair --captions results/responses/demo/sim-precise/i01.jsonl \\",
+        "      --gt chair_gt.json --variant pattern --out chair.json",
+    )
+)
+
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser("chair", help="CHAIR_S / CHAIR_I of captions against GT objects")
+    parser = sub.add_parser(
+        "chair",
+        help="CHAIR_S / CHAIR_I of captions against GT objects",
+        description="CHAIR_S (share of captions with a hallucinated MSCOCO object) and CHAIR_I "
+        "(share of hallucinated object mentions) of captions against per-image ground truth, "
+        "with the pipeline's CHAIR-style object parser.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--captions",
         type=Path,

@@ -11,6 +11,34 @@ from pathlib import Path
 
 from halluscope.io import InputError
 
+FETCH_FORMATS = (
+    "  FILE        a registered path relative to the mirror, e.g. chair/synonyms.txt (halluscope "
+    "fetch --list shows them), or 'all'",
+    "  --mirror    a folder with the registered files at the same relative paths (default "
+    "../shared/data or $HALLUSCOPE_DATA_MIRROR)",
+    '  --lock      JSON checksum lock file {"files": {path: {"size", "md5", "sha256", "url"}}, '
+    '"about", "version"} (default data/checksums.lock.json or $HALLUSCOPE_CHECKSUM_LOCK)',
+    "  stdout      one verified local path per FILE, in the order given",
+)
+"""``halluscope fetch`` input and output formats, one ``--help`` line each."""
+
+COCO_GT_FORMATS = (
+    '  --instances MSCOCO instances_*.json ({"images", "annotations": [{"image_id", '
+    '"category_id"}], "categories": [{"id", "name"}]})',
+    '  --captions  MSCOCO captions_*.json ({"annotations": [{"image_id", "caption"}]})',
+    "  --zip       annotations_trainval2014.zip (its train and val 2014 instances and captions "
+    "are read, instead of --instances / --captions)",
+    "  --synonyms  CHAIR synonyms.txt: one line per MSCOCO class, entries separated by "
+    '", ", the class name first (optional; default: halluscope\'s own table)',
+    '  --out       JSON written: {"imid_to_objects": {image_id: [class names]}, "description", '
+    '"inputs", "synonyms", "variant"} (the --gt of halluscope chair)',
+)
+"""``halluscope coco-gt`` input and output formats, one ``--help`` line each."""
+
+
+def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
+    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
+
 
 def add_parser(sub) -> None:
     fetch = sub.add_parser(
@@ -21,6 +49,8 @@ def add_parser(sub) -> None:
             "download cache, else a resumable, checksum-verified download. Prints one path per "
             "file. FILE is a path relative to the mirror (see --list) or 'all'."
         ),
+        epilog=_epilog(FETCH_FORMATS, ("  halluscope fetch --no-download chair/synonyms.txt",)),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fetch.add_argument("files", metavar="FILE", nargs="*", help="relative path, or 'all'")
     fetch.add_argument("--mirror", type=Path, default=None, help="mirror folder (same layout)")
@@ -40,6 +70,16 @@ def add_parser(sub) -> None:
     gt = sub.add_parser(
         "coco-gt",
         help="CHAIR ground truth per MSCOCO image (instances united with caption objects)",
+        description="CHAIR ground truth per MSCOCO image: the instance categories united with "
+        "the objects parsed from the human captions, mapped to the 80 class names.",
+        epilog=_epilog(
+            COCO_GT_FORMATS,
+            (
+                "  halluscope coco-gt --zip annotations_trainval2014.zip --variant pattern "
+                "--out chair_gt.json",
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     gt.add_argument(
         "--instances", type=Path, nargs="+", action="extend", default=[], help="instances_*.json"

@@ -14,14 +14,45 @@ from typing import Any
 
 from halluscope.io import InputError
 
+NOPE_FORMATS = (
+    '  --answers   JSONL, one answer per line: {"question_id", "is_negp": bool, "reference": '
+    'str or [str, ...], "answer": str, "question_type" (optional), "relevance" (optional)}, e.g. '
+    "the pipeline's results/nope/<profile>/<model>/answers.jsonl",
+    '  --out       JSON written: {"overall", "negp": {"accuracy", "meteor", "negp_accuracy", '
+    '"n", "by_question_type", "by_relevance"}, "non_negp": {...}, "definitions", "answers": '
+    '[...], "input"}',
+)
+"""``halluscope nope`` input and output formats, one ``--help`` line each."""
+
+LEXDIV_FORMATS = (
+    '  --questions JSONL, one question per line: {"question": str, ...} (the text field is '
+    '--field; records with "valid": false dropped unless --all), e.g. the pipeline\'s '
+    "results/nope/<profile>/questions.jsonl; or a .txt file, one question per line",
+    '  --out       JSON written: {"overall": {"questions", "mattr", "mtld", "hdd", ...}, '
+    '"groups": {FIELD: {value: {...}}}, "input", "field", "dropped_invalid", "text"}',
+)
+"""``halluscope lexdiv`` input and output formats, one ``--help`` line each."""
+
+
+def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
+    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
+
 
 def add_parser(subparsers: Any) -> None:
     """Add the ``nope`` and ``lexdiv`` subcommands."""
     nope = subparsers.add_parser(
         "nope",
         help="NOPE scores (exact match, METEOR, NegP accuracy) of a JSONL of answers",
-        description="Score VQA answers the NOPE way. Each JSONL line: {question_id, "
-        "question_type, relevance, is_negp, reference, answer}. METEOR needs Java.",
+        description="Score VQA answers the NOPE way: accuracy (exact match after "
+        "normalisation), METEOR 1.5 (needs Java; --no-meteor skips it) and NegP accuracy.",
+        epilog=_epilog(
+            NOPE_FORMATS,
+            (
+                "  halluscope nope --answers results/nope/demo/sim-precise/answers.jsonl "
+                "--out nope.json --no-meteor",
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     nope.add_argument("--answers", type=Path, required=True, help="JSONL of answer records")
     nope.add_argument("--out", type=Path, required=True, help="output JSON")
@@ -41,6 +72,14 @@ def add_parser(subparsers: Any) -> None:
         help="MATTR, MTLD and HD-D of a set of questions (NOPE §4.1)",
         description="Lexical diversity of the questions of a JSONL file (or a .txt file with "
         "one question per line), concatenated in file order.",
+        epilog=_epilog(
+            LEXDIV_FORMATS,
+            (
+                "  halluscope lexdiv --questions results/nope/demo/questions.jsonl "
+                "--group-by relevance --out lexdiv.json",
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     lexdiv.add_argument("--questions", type=Path, required=True, help="JSONL (or .txt) input")
     lexdiv.add_argument("--out", type=Path, required=True, help="output JSON")

@@ -18,8 +18,37 @@ _EXPECTED = (
 )
 
 
+FORMATS = (
+    '  --responses JSONL, one answer per line: {"id", "mode": "base"|"iac"|"icc"|"ccs" '
+    '("sec" = iac), "task", "label": "yes"|"no", "answer": str} (other keys ignored), e.g. the '
+    "pipeline's results/phd/<profile>/<model>/answers.jsonl",
+    '  --out       JSON written: {"overall" (the PhD Index), "recall_yes", "recall_no", '
+    '"yes_ratio", "n", "n_yes", "n_no", "unparsed", "by_mode", "by_task", "by_mode_task", '
+    '"mean_over_modes", "parser"}',
+)
+"""The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
+
+EPILOG = "\n".join(
+    (
+        "input formats (one line each):",
+        *FORMATS,
+        "",
+        "example:",
+        "  halluscope phd --responses results/phd/demo/sim-precise/answers.jsonl --out phd.json",
+    )
+)
+
+
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("phd", help="PhD Index (per mode x task) from answers")
+    parser = subparsers.add_parser(
+        "phd",
+        help="PhD Index (per mode x task) from answers",
+        description="PhD Index (harmonic mean of the yes and no recalls) of yes/no answers, "
+        "overall, per mode, per task and per mode x task; answers are parsed as the pipeline "
+        "parses them.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--responses", type=Path, required=True, help="answers JSONL")
     parser.add_argument("--out", type=Path, required=True, help="output JSON")
     parser.set_defaults(func=run)

@@ -16,12 +16,53 @@ from typing import Any
 
 __all__ = ["add_parser", "align_answers", "check_unique_ids", "load_gt", "run", "run_build"]
 
+POPE_FORMATS = (
+    '  --questions JSONL, one question per line: {"question_id", "text", "label": "yes"|"no", '
+    "\"image\"}, e.g. halluscope pope-build's output or the pipeline's "
+    "results/pope/<profile>/questions/<setting>.jsonl",
+    '  --answers   JSONL (or JSON) records {"question_id", "text"} matched to the questions by id, '
+    "e.g. the pipeline's results/pope/<profile>/<model>/<setting>.answers.jsonl; or a JSON list "
+    'of {"question", "answer"} aligned 1:1 with the questions (the HALC answer files)',
+    '  --out       JSON written: {"accuracy", "precision", "recall", "f1", "yes_ratio", "n", '
+    '"unparsed", "parser"}',
+)
+"""``halluscope pope`` input and output formats, one ``--help`` line each."""
+
+BUILD_FORMATS = (
+    '  --gt        JSON {image: [objects]} (or CHAIR\'s {"imid_to_objects": {...}}), or JSONL '
+    'items {"image_id", "gt_objects": [...]}, e.g. the pipeline\'s '
+    "results/data/<profile>/items.jsonl",
+    '  --out       JSONL written, one question per line: {"question_id", "image", "text", '
+    '"label": "yes"|"no"} (the --questions of halluscope pope)',
+)
+"""``halluscope pope-build`` input and output formats, one ``--help`` line each."""
+
+
+def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
+    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``pope`` and ``pope-build``."""
+    import argparse
+
     from halluscope.metrics.pope import PARSERS, SETTINGS
 
-    score = subparsers.add_parser("pope", help="POPE scores of yes/no answers")
+    score = subparsers.add_parser(
+        "pope",
+        help="POPE scores of yes/no answers",
+        description="POPE accuracy, precision, recall, F1 and yes ratio of yes/no answers, "
+        "parsed by --parser (original: the released POPE evaluation).",
+        epilog=_epilog(
+            POPE_FORMATS,
+            (
+                "  halluscope pope --questions results/pope/demo/questions/adversarial.jsonl \\",
+                "      --answers results/pope/demo/sim-precise/adversarial.answers.jsonl "
+                "--parser original --out pope.json",
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     score.add_argument("--questions", type=Path, required=True, help="POPE question JSONL")
     score.add_argument(
         "--answers",
@@ -33,7 +74,20 @@ def add_parser(subparsers: Any) -> None:
     score.add_argument("--out", type=Path, required=True, help="scores JSON")
     score.set_defaults(func=run)
 
-    build = subparsers.add_parser("pope-build", help="POPE questions from per-image GT objects")
+    build = subparsers.add_parser(
+        "pope-build",
+        help="POPE questions from per-image GT objects",
+        description="POPE questions (random, popular or adversarial negatives) from the ground-"
+        "truth objects of each image, seeded.",
+        epilog=_epilog(
+            BUILD_FORMATS,
+            (
+                "  halluscope pope-build --gt results/data/demo/items.jsonl --setting adversarial "
+                "--seed 0 --n 1 --out questions.jsonl",
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     build.add_argument(
         "--gt",
         type=Path,

@@ -6,7 +6,11 @@ triplet extracted from the model's answer. ``"yes"`` = supported by the referenc
 hallucinated, ``"null"`` = unparseable judge reply (JSON ``null`` is read as ``"null"``).
 ``errors`` names the hallucinated part of a ``"no"`` (null otherwise); leave the key out on
 every line when the judge gives no attribution (then the object/relation rates are null).
-Definitions: :mod:`halluscope.metrics.trihe`.
+
+The pipeline's own ``results/trihe/<profile>/<model>/judgments.jsonl`` nests one such entry per
+judge (``{"image_id", "question_id", "triplets", "judges": {NAME: {"judgments", "errors",
+"scores"}}}``): ``--judge NAME`` picks one, and gives the Hallu_Q / Hallu_I of that judge in the
+model's ``scores.json``. Definitions: :mod:`halluscope.metrics.trihe`.
 """
 
 from __future__ import annotations
@@ -17,12 +21,45 @@ from typing import Any
 
 from halluscope.io import InputError
 
+FORMATS = (
+    '  --judgments JSONL, one line per (image, question): {"image_id", "question_id", '
+    '"judgments": ["yes"|"no"|"null", ...], "errors": ["object"|"relation"|null, ...]} '
+    '("errors" on every line or on none); or the pipeline\'s nested '
+    'results/trihe/<profile>/<model>/judgments.jsonl ({"image_id", "question_id", "triplets", '
+    '"judges": {NAME: {"judgments", "errors", "scores"}}}) with --judge NAME',
+    '  --out       JSON written: {"hallu_q", "hallu_i", "object_q", "object_i", "relation_q", '
+    '"relation_i" (percent), "n_scored", "n_triplets", "n_hallucinated", "n_null", ...}',
+)
+"""The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
+
+EPILOG = "\n".join(
+    (
+        "input formats (one line each):",
+        *FORMATS,
+        "",
+        "example:",
+        "  halluscope trihe --judgments results/trihe/demo/sim-precise/judgments.jsonl \\",
+        "      --judge slots --out trihe.json",
+    )
+)
+
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "trihe", help="Tri-HE Hallu_Q / Hallu_I (overall, object, relation) from judgements"
+        "trihe",
+        help="Tri-HE Hallu_Q / Hallu_I (overall, object, relation) from judgements",
+        description="Tri-HE hallucination rates of judged triplets: Hallu_Q (per question) and "
+        "Hallu_I (per image), overall and split into object and relation hallucination.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--judgments", type=Path, required=True, help="judgements JSONL")
+    parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="NAME",
+        help="the judge to score in the pipeline's nested judgments.jsonl (e.g. slots)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="output JSON")
     parser.add_argument(
         "--unattributed",
@@ -39,15 +76,74 @@ _EXPECTED = (
 )
 
 
-def read_judgments(path: Path) -> list[Any]:
-    """Read and check the JSONL file; every error names the file and the line."""
+def _judges_found(path: Path, records: list[Any]) -> list[str]:
+    """The judge names of a nested (pipeline) judgments file, in order of first appearance;
+    checks that every line is nested and every ``judges`` value is an object of objects."""
+    found: dict[str, None] = {}
+    for number, rec in enumerate(records, start=1):
+        where = f"{path}:{number}"
+        if "judges" not in rec:
+            raise InputError(
+                f"{where}: no 'judges' key, but line 1 has one; expected every line nested "
+                '({"image_id", "question_id", "judges": {NAME: {"judgments", "errors"}}}) '
+                "or none"
+            )
+        judges = rec["judges"]
+        if not isinstance(judges, dict) or not all(isinstance(v, dict) for v in judges.values()):
+            raise InputError(
+                f"{where}: 'judges' must map judge names to "
+                '{"judgments": [...], "errors": [...]}'
+            )
+        found.update(dict.fromkeys(judges))
+    return list(found)
+
+
+def _select_judge(path: Path, records: list[Any], judge: str | None) -> list[Any]:
+    """Flat records of one judge from a nested (pipeline) file; flat files as they are."""
+    nested = bool(records) and "judges" in records[0]
+    if not nested:
+        if judge is not None:
+            raise InputError(
+                f"{path}: --judge {judge} given, but the lines have no 'judges' key (flat "
+                "judgements of one judge); leave --judge out"
+            )
+        return records
+    found = _judges_found(path, records)
+    if judge is None:
+        raise InputError(
+            f"{path}: nested judgements of {len(found)} judge(s): {', '.join(found)}; "
+            "choose one with --judge NAME"
+        )
+    if judge not in found:
+        raise InputError(f"{path}: no judge {judge!r}; judges found: {', '.join(found)}")
+    flat = []
+    for number, rec in enumerate(records, start=1):
+        if judge not in rec["judges"]:
+            raise InputError(
+                f"{path}:{number}: no judge {judge!r} on this line "
+                f"(judges here: {', '.join(rec['judges']) or 'none'})"
+            )
+        entry = rec["judges"][judge]
+        flat.append(
+            {
+                **{k: v for k, v in rec.items() if k in ("image_id", "question_id")},
+                **{k: entry[k] for k in ("judgments", "errors") if k in entry},
+            }
+        )
+    return flat
+
+
+def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
+    """Read and check the JSONL file; every error names the file and the line. ``judge``: the
+    judge to read from the pipeline's nested ``judgments.jsonl`` (required for that format)."""
     from halluscope.io import iter_jsonl
     from halluscope.metrics.trihe import QuestionJudgments
 
     out: list[QuestionJudgments] = []
     seen: dict[tuple[str, str], int] = {}
     with_errors: list[bool] = []
-    for number, rec in enumerate(iter_jsonl(path), start=1):
+    records = _select_judge(path, list(iter_jsonl(path)), judge)
+    for number, rec in enumerate(records, start=1):
         where = f"{path}:{number}"
         missing = [k for k in ("image_id", "question_id", "judgments") if k not in rec]
         if missing:
@@ -98,7 +194,7 @@ def run(args: argparse.Namespace) -> None:
     from halluscope.io import write_json
     from halluscope.metrics.trihe import hallucination_rates
 
-    questions = read_judgments(args.judgments)
+    questions = read_judgments(args.judgments, args.judge)
     if not questions:
         raise InputError(f"{args.judgments}: no judgement line; {_EXPECTED}")
     write_json(args.out, hallucination_rates(questions, unattributed=args.unattributed))

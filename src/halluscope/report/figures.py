@@ -101,6 +101,33 @@ def savefig(fig: Figure, stem: str | Path, dpi: int | None = None) -> list[Path]
     return paths
 
 
+def figure_data_csv(frame: pd.DataFrame, models: Sequence[str], embedders: Sequence[str]) -> str:
+    """The numbers behind a figure as CSV text (for DVC plots and readers of the figure): rows in
+    the order of ``models`` and ``embedders`` (the figure's legend and panel order), then of the
+    frame's ``k`` / ``instruction_id``, else as the frame has them; floats at full precision,
+    empty for NaN, ``\\n`` line ends."""
+    order = {"model": list(models), "embedder": ["", *embedders]}
+
+    def key(column: pd.Series) -> pd.Series:
+        if column.name in order:
+            ranks = {value: rank for rank, value in enumerate(order[column.name])}
+            return column.map(lambda v: ranks.get(v, len(ranks)))
+        return column
+
+    keys = [c for c in ("model", "embedder", "k", "instruction_id") if c in frame.columns]
+    ordered = frame.sort_values(keys, key=key, kind="stable") if keys else frame
+    return ordered.to_csv(index=False, lineterminator="\n")
+
+
+def write_figure_data(
+    frame: pd.DataFrame, stem: str | Path, models: Sequence[str], embedders: Sequence[str]
+) -> Path:
+    """Write :func:`figure_data_csv` to ``{stem}.csv`` atomically; returns the path."""
+    path = Path(f"{stem}.csv")
+    atomic_write_bytes(path, figure_data_csv(frame, models, embedders).encode("utf-8"))
+    return path
+
+
 def _labels(models: Sequence[str], model_labels: Mapping[str, str] | None) -> dict[str, str]:
     return {m: (model_labels or {}).get(m, m) for m in models}
 
@@ -139,6 +166,80 @@ def _finish(fig: Figure, stem: str | Path) -> list[Path]:
     return paths
 
 
+def _radar_axes(
+    rows: pd.DataFrame, models: Sequence[str], embedders: Sequence[str]
+) -> list[tuple[str, str, str, str | None, float, float]]:
+    """The radar's axes: (tick label, plain name, summary column, embedder or None for any,
+    scale, offset), so that value = offset + scale * the summary value."""
+    axes_spec: list[tuple[str, str, str, str | None, float, float]] = [
+        ("Precision", "precision", "precision", None, 1.0, 0.0),
+        ("Recall", "recall", "recall", None, 1.0, 0.0),
+        ("# Objects / 5", "objects_per_caption / 5", "objects_per_caption", None, 0.2, 0.0),
+        ("1 − CHAIR$_S$", "1 - CHAIR_S", "CHAIR_S", None, -1.0, 1.0),
+    ]
+    pope = [summary_value(rows, m, embedders, "POPE_F1") for m in models]
+    if not all(math.isnan(v) for v in pope):
+        axes_spec.append(("POPE-F1", "POPE_F1", "POPE_F1", None, 1.0, 0.0))
+    for embedder in embedders:
+        name = embedder_label(embedder)
+        axes_spec += [
+            (
+                f"{_CAOS_MATH['CAOS_TX']}\n({name})",
+                f"CAOS_TX ({name})",
+                "CAOS_TX",
+                embedder,
+                1.0,
+                0.0,
+            ),
+            (
+                f"{_CAOS_MATH['CAOS_XK']}\n({name})",
+                f"CAOS_XK ({name})",
+                "CAOS_XK",
+                embedder,
+                1.0,
+                0.0,
+            ),
+            (
+                f"2 × {_CAOS_MATH['CAOS_avg']}\n({name})",
+                f"2 x CAOS_avg ({name})",
+                "CAOS_avg",
+                embedder,
+                2.0,
+                0.0,
+            ),
+        ]
+    return axes_spec
+
+
+def radar_frame(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    *,
+    instruction_id: str = "table1",
+) -> pd.DataFrame:
+    """The numbers behind Figure 3, one row per (model, axis) in plotting order.
+
+    Long format: model, axis (plain name), metric (summary column), embedder (empty for the
+    embedder-independent axes), value (as plotted: ``offset + scale * summary value``).
+    """
+    rows = summary_rows(summary, instruction_id)
+    records = []
+    for model in models:
+        for _label, axis, column, emb, scale, offset in _radar_axes(rows, models, embedders):
+            value = offset + scale * summary_value(rows, model, [emb] if emb else embedders, column)
+            records.append(
+                {
+                    "model": model,
+                    "axis": axis,
+                    "metric": column,
+                    "embedder": emb or "",
+                    "value": value,
+                }
+            )
+    return pd.DataFrame(records, columns=["model", "axis", "metric", "embedder", "value"])
+
+
 def plot_radar(
     summary: pd.DataFrame,
     models: Sequence[str],
@@ -147,31 +248,18 @@ def plot_radar(
     *,
     instruction_id: str = "table1",
     model_labels: Mapping[str, str] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Figure 3: one polygon per model over the 'comparable' axes (all larger-is-better).
 
     Axes: precision, recall, objects per caption / 5, 1 - CHAIR_S, POPE-F1 (only if some model
     has it), and per embedder CAOS_{T/X}, CAOS_{X/K}, 2 x CAOS_avg; the scalings are the paper's,
     so all axes share roughly the [0, 1] range. CAOS_T/X/K alone are left out, as in the paper.
+    ``frame``: the :func:`radar_frame` of these arguments (computed when None), the numbers drawn.
     """
-    rows = summary_rows(summary, instruction_id)
-    axes_spec: list[tuple[str, str, str | None, float, float]] = [
-        # (label, column, embedder or None for any, scale, offset): value = offset + scale * x
-        ("Precision", "precision", None, 1.0, 0.0),
-        ("Recall", "recall", None, 1.0, 0.0),
-        ("# Objects / 5", "objects_per_caption", None, 0.2, 0.0),
-        ("1 − CHAIR$_S$", "CHAIR_S", None, -1.0, 1.0),
-    ]
-    pope = [summary_value(rows, m, embedders, "POPE_F1") for m in models]
-    if not all(math.isnan(v) for v in pope):
-        axes_spec.append(("POPE-F1", "POPE_F1", None, 1.0, 0.0))
-    for embedder in embedders:
-        name = embedder_label(embedder)
-        axes_spec += [
-            (f"{_CAOS_MATH['CAOS_TX']}\n({name})", "CAOS_TX", embedder, 1.0, 0.0),
-            (f"{_CAOS_MATH['CAOS_XK']}\n({name})", "CAOS_XK", embedder, 1.0, 0.0),
-            (f"2 × {_CAOS_MATH['CAOS_avg']}\n({name})", "CAOS_avg", embedder, 2.0, 0.0),
-        ]
+    axes_spec = _radar_axes(summary_rows(summary, instruction_id), models, embedders)
+    if frame is None:
+        frame = radar_frame(summary, models, embedders, instruction_id=instruction_id)
     angles = np.linspace(0.0, 2.0 * np.pi, len(axes_spec), endpoint=False)
     closed = np.append(angles, angles[0])
     palette = model_colors(models)
@@ -183,12 +271,7 @@ def plot_radar(
         ax.set_theta_offset(np.pi / 2)
         ax.set_theta_direction(-1)
         for model in models:
-            values = np.array(
-                [
-                    offset + scale * summary_value(rows, model, [emb] if emb else embedders, column)
-                    for _label, column, emb, scale, offset in axes_spec
-                ]
-            )
+            values = frame.loc[frame["model"] == model, "value"].to_numpy(dtype=float)
             if np.isfinite(values).any():
                 top = max(top, float(np.nanmax(values)))
             ring = np.append(values, values[0])
@@ -255,14 +338,17 @@ def plot_ksweep(
     instructions: Sequence[str] | None = None,
     highlight_k: int | None = 3,
     model_labels: Mapping[str, str] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Figure 4: CAOS_K against k (one panel per embedder, one line per model).
 
     Where the curves flatten shows how many of the most frequent training objects attract the
     hallucinations; ``highlight_k`` marks the k used in the tables. ``instructions`` restricts the
-    objects (e.g. to the Table 1 instructions); None keeps all rows.
+    objects (e.g. to the Table 1 instructions); None keeps all rows. ``frame``: the
+    :func:`ksweep_frame` of these arguments (computed when None), the numbers drawn.
     """
-    frame = ksweep_frame(objects, models, embedders, ks, instructions)
+    if frame is None:
+        frame = ksweep_frame(objects, models, embedders, ks, instructions)
     palette = model_colors(models)
     labels = _labels(models, model_labels)
     with style_context():
@@ -359,14 +445,17 @@ def plot_subsets(
     k: int = 3,
     instructions: Sequence[str] | None = None,
     model_labels: Mapping[str, str] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Figure 5: CAOS_T/X/K per subset of hallucinated objects (rows: embedders, columns: scores).
 
     Shows whether out-of-domain hallucinations relate to the image (T, X) and whether the frequent
     objects (K) drive the in-domain ones; the without-top-k bars test how much the few most
-    frequent objects alone explain.
+    frequent objects alone explain. ``frame``: the :func:`subsets_frame` of these arguments
+    (computed when None), the numbers drawn.
     """
-    frame = subsets_frame(objects, models, embedders, top_names, k=k, instructions=instructions)
+    if frame is None:
+        frame = subsets_frame(objects, models, embedders, top_names, k=k, instructions=instructions)
     frame = frame.assign(model=frame["model"].map(_labels(models, model_labels)))
     labels = _labels(models, model_labels)
     palette = {labels[m]: colour for m, colour in model_colors(models).items()}
@@ -432,6 +521,30 @@ def _boxes(ax: Any, panel: pd.DataFrame, order: Sequence[str], palette: Mapping[
             box.set_alpha(0.45)
 
 
+def instructions_frame(
+    summary: pd.DataFrame,
+    models: Sequence[str],
+    embedders: Sequence[str],
+    metrics: Sequence[str] = ("CAOS_T", "CAOS_X", "CAOS_K"),
+) -> pd.DataFrame:
+    """The numbers behind Figure 6: one row per (model, embedder, single instruction).
+
+    Pooled rows (``table1``, ``all``) are left out; values are numeric (NaN where summary.csv has
+    none). Columns: model, embedder, instruction_id, then ``metrics``; rows in summary.csv order.
+    """
+    single = summary[
+        ~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)
+        & summary["model"].isin(models)
+        & summary["embedder"].isin(embedders)
+    ]
+    frame = single[["model", "embedder", "instruction_id"]].assign(
+        instruction_id=single["instruction_id"].astype(str)
+    )
+    for metric in metrics:
+        frame[metric] = pd.to_numeric(single[metric], errors="coerce")
+    return frame.reset_index(drop=True)
+
+
 def plot_instructions(
     summary: pd.DataFrame,
     models: Sequence[str],
@@ -440,17 +553,15 @@ def plot_instructions(
     *,
     metrics: Sequence[str] = ("CAOS_T", "CAOS_X", "CAOS_K"),
     model_labels: Mapping[str, str] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Figure 6: spread of per-instruction CAOS scores (box + swarm), the mean in red.
 
     One point per individual instruction (pooled rows are excluded). A swarm layout is used
-    rather than random jitter so the output is deterministic.
+    rather than random jitter so the output is deterministic. ``frame``: the
+    :func:`instructions_frame` of these arguments (computed when None), the numbers drawn.
     """
-    single = summary[
-        ~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)
-        & summary["model"].isin(models)
-        & summary["embedder"].isin(embedders)
-    ]
+    single = instructions_frame(summary, models, embedders, metrics) if frame is None else frame
     labels = _labels(models, model_labels)
     order = [labels[m] for m in models]
     palette = {labels[m]: colour for m, colour in model_colors(models).items()}
@@ -466,9 +577,7 @@ def plot_instructions(
         for row, embedder in enumerate(embedders):
             for col, metric in enumerate(metrics):
                 ax = axes[row][col]
-                panel = data[data["embedder"] == embedder].assign(
-                    value=lambda d, m=metric: pd.to_numeric(d[m], errors="coerce")
-                )
+                panel = data[data["embedder"] == embedder].assign(value=lambda d, m=metric: d[m])
                 _boxes(ax, panel, order, palette)
                 sns.swarmplot(
                     data=panel, x="model", y="value", order=order, color="0.2", size=3.2, ax=ax

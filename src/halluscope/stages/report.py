@@ -21,7 +21,11 @@ def _read(path: Path):
 
 
 def figure(args: argparse.Namespace) -> None:
-    """One figure by name (PDF + PNG with fixed metadata)."""
+    """One figure by name: PDF + PNG with fixed metadata, and ``{stem}.csv``, the numbers drawn
+    (the same frame the plot is made from: caos_ksweep ``model, embedder, k, CAOS_K``;
+    caos_instructions ``model, embedder, instruction_id, CAOS_T, CAOS_X, CAOS_K``; caos_radar
+    ``model, axis, metric, embedder, value``; caos_subsets ``model, embedder, subset, metric,
+    value``), for DVC plots and for reading the figure's values."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -34,22 +38,42 @@ def figure(args: argparse.Namespace) -> None:
     embedders = list(args.embedders)
     stem = str(args.out_stem)
     if args.figure == "caos_radar":
-        figures.plot_radar(summary, models, embedders, stem)
+        frame = figures.radar_frame(summary, models, embedders)
+        figures.plot_radar(summary, models, embedders, stem, frame=frame)
     elif args.figure == "caos_instructions":
-        figures.plot_instructions(summary, models, embedders, stem)
+        frame = figures.instructions_frame(summary, models, embedders)
+        figures.plot_instructions(summary, models, embedders, stem, frame=frame)
     elif args.figure in ("caos_ksweep", "caos_subsets"):
         objects = _read(args.objects)
         if args.figure == "caos_ksweep":
+            frame = figures.ksweep_frame(objects, models, embedders, instructions=args.table1)
             figures.plot_ksweep(
-                objects, models, embedders, stem, instructions=args.table1, highlight_k=args.k
+                objects,
+                models,
+                embedders,
+                stem,
+                instructions=args.table1,
+                highlight_k=args.k,
+                frame=frame,
             )
         else:
             top = frequent_objects(args.frequent)[: args.exclude_top]
+            frame = figures.subsets_frame(
+                objects, models, embedders, top, k=args.k, instructions=args.table1
+            )
             figures.plot_subsets(
-                objects, models, embedders, stem, top_names=top, k=args.k, instructions=args.table1
+                objects,
+                models,
+                embedders,
+                stem,
+                top_names=top,
+                k=args.k,
+                instructions=args.table1,
+                frame=frame,
             )
     else:
         raise InputError(f"unknown figure {args.figure!r}; valid: {', '.join(FIGURES)}")
+    figures.write_figure_data(frame, stem, models, embedders)
 
 
 def tables(args: argparse.Namespace) -> None:

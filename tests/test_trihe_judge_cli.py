@@ -1,0 +1,190 @@
+"""``halluscope trihe --judge NAME`` on the pipeline's nested judgments.jsonl: the same Hallu_Q /
+Hallu_I as the stage's scores.json for that judge; without --judge, an error listing the judges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from halluscope.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_lines(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def nested_records() -> list[dict]:
+    """A hand-made judgments.jsonl in the stage's layout (two judges, a question without any
+    triplet, object and relation errors, an unparseable ``null`` reply)."""
+
+    def entry(judgments, errors):
+        return {"judgments": judgments, "errors": errors, "scores": [0.5] * len(judgments)}
+
+    return [
+        {
+            "question_id": "a-1",
+            "image_id": "a",
+            "triplets": [["dog", "on", "sofa"], ["cat", "near", "dog"]],
+            "judges": {
+                "slots": entry(["yes", "no"], [None, "relation"]),
+                "similarity": entry(["yes", "yes"], [None, None]),
+            },
+        },
+        {
+            "question_id": "a-2",
+            "image_id": "a",
+            "triplets": [["kite", "in", "sky"]],
+            "judges": {
+                "slots": entry(["no"], ["object"]),
+                "similarity": entry(["no"], ["object"]),
+            },
+        },
+        {
+            "question_id": "b-1",
+            "image_id": "b",
+            "triplets": [],
+            "judges": {"slots": entry([], []), "similarity": entry([], [])},
+        },
+        {
+            "question_id": "b-2",
+            "image_id": "b",
+            "triplets": [["man", "holds", "cup"], ["cup", "on", "table"]],
+            "judges": {
+                "slots": entry(["yes", "null"], [None, None]),
+                "similarity": entry(["no", "yes"], ["relation", None]),
+            },
+        },
+    ]
+
+
+def stage_rates(records: list[dict], judge: str, unattributed: str = "relation") -> dict:
+    """Hallu_Q / Hallu_I of one judge exactly as halluscope.stages.trihe.judge computes them
+    from its records."""
+    from halluscope.metrics import trihe as m
+
+    questions = [
+        m.QuestionJudgments(
+            r["image_id"],
+            r["question_id"],
+            tuple(r["judges"][judge]["judgments"]),
+            tuple(r["judges"][judge]["errors"]),
+        )
+        for r in records
+    ]
+    return m.hallucination_rates(questions, unattributed=unattributed)
+
+
+@pytest.mark.parametrize("judge", ["slots", "similarity"])
+def test_judge_flag_on_hand_made_nested_file(tmp_path: Path, judge: str) -> None:
+    records = nested_records()
+    path = write_lines(tmp_path / "judgments.jsonl", records)
+    out = tmp_path / "o.json"
+    assert main(["trihe", "--judgments", str(path), "--judge", judge, "--out", str(out)]) == 0
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got == stage_rates(records, judge)
+    # the flat file of that judge's entries gives the same numbers
+    flat = [
+        {"image_id": r["image_id"], "question_id": r["question_id"], **r["judges"][judge]}
+        for r in records
+    ]
+    for r in flat:
+        del r["scores"]
+    flat_out = tmp_path / "flat.json"
+    flat_path = write_lines(tmp_path / "flat.jsonl", flat)
+    assert main(["trihe", "--judgments", str(flat_path), "--out", str(flat_out)]) == 0
+    assert json.loads(flat_out.read_text(encoding="utf-8")) == got
+
+
+def test_judges_give_different_numbers(tmp_path: Path) -> None:
+    """--judge really selects: the two judges of the hand-made file disagree."""
+    assert stage_rates(nested_records(), "slots") != stage_rates(nested_records(), "similarity")
+
+
+@pytest.mark.parametrize(
+    ("records", "args", "message"),
+    [
+        (
+            nested_records(),
+            [],
+            r"nested judgements of 2 judge\(s\): slots, similarity; choose one with --judge NAME",
+        ),
+        (nested_records(), ["--judge", "nli"], r"no judge 'nli'; judges found: slots, similarity"),
+        (
+            [{"image_id": "a", "question_id": 1, "judgments": ["yes"], "errors": [None]}],
+            ["--judge", "slots"],
+            r"--judge slots given, but the lines have no 'judges' key",
+        ),
+        (
+            [nested_records()[0], {"image_id": "a", "question_id": 9, "judgments": ["yes"]}],
+            ["--judge", "slots"],
+            r"judgments\.jsonl:2: no 'judges' key, but line 1 has one",
+        ),
+    ],
+)
+def test_judge_errors(tmp_path: Path, capsys, records: list, args: list, message: str) -> None:
+    path = write_lines(tmp_path / "judgments.jsonl", records)
+    out = tmp_path / "o.json"
+    assert main(["trihe", "--judgments", str(path), *args, "--out", str(out)]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
+    """The judge stage (halluscope.stages.trihe, slots + similarity with MiniLM) on six demo
+    questions answered by a simulated LVLM: ``halluscope trihe --judge NAME`` on its
+    judgments.jsonl gives its scores.json numbers for NAME."""
+    import yaml
+
+    from halluscope.io import read_jsonl, write_jsonl
+    from halluscope.stages import data, trihe
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    items = tmp_path / "items.jsonl"
+    data.run("demo", ROOT / params["data"]["annotations"], items, tmp_path / "images")
+    questions = tmp_path / "questions.jsonl"
+    trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
+    write_jsonl(questions, read_jsonl(questions)[:6])
+    answers = tmp_path / "answers.jsonl"
+    trihe.answers(
+        items,
+        questions,
+        "sim-frequent",
+        {"backend": "sim", "profile": "sim-frequent"},
+        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
+        "v1",
+        tmp_path / "cache",
+        "live",
+        "none",
+        answers,
+    )
+    triplets = tmp_path / "triplets.jsonl"
+    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp_path / "cache", triplets)
+    config = {**params, "trihe": {**params["trihe"], "judges": ["slots", "similarity"]}}
+    judgments = tmp_path / "judgments.jsonl"
+    scores = trihe.judge(
+        items,
+        answers,
+        triplets,
+        trihe.judge_settings(config),
+        tmp_path / "cache",
+        judgments,
+        tmp_path / "scores.json",
+    )
+    assert sum(len(r["triplets"]) for r in read_jsonl(judgments)) > 0
+    assert scores["judges"]["slots"]["n_hallucinated"] > 0  # not a comparison of zeros
+    for judge in ("slots", "similarity"):
+        out = tmp_path / f"{judge}.json"
+        argv = ["trihe", "--judgments", str(judgments), "--judge", judge, "--out", str(out)]
+        assert main(argv) == 0
+        got = json.loads(out.read_text(encoding="utf-8"))
+        expected = scores["judges"][judge]
+        assert got["hallu_q"] == pytest.approx(expected["hallu_q"])
+        assert got["hallu_i"] == pytest.approx(expected["hallu_i"])
+        assert got == json.loads((tmp_path / "scores.json").read_text())["judges"][judge]
