@@ -13,7 +13,6 @@ import pytest
 from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache, make_backend
 from halluscope.models.base import register_backend
-from halluscope.models.sim import question_object
 from halluscope.models.oracle import (
     QUESTION,
     EnsembleOracle,
@@ -23,6 +22,7 @@ from halluscope.models.oracle import (
     parse_vote,
     question,
 )
+from halluscope.models.sim import question_object
 from halluscope.stages import oracle as oracle_stage
 
 
