@@ -24,8 +24,10 @@ demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
 
+# The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
 test: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m "not slow"
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

@@ -25,6 +25,7 @@ COPY = [
     "data",
     "envs",
     "paper",
+    "docs/report",
     "dvc.yaml",
     "scripts",
     "src",

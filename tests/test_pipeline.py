@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import built_copy, copy_project, planned_jobs, run, snakemake
+from pipeline_helpers import copy_project, planned_jobs, run, snakemake
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return built_copy(tmp_path_factory.mktemp("demo") / "halluscope", "results/tables/", "all")
+def project(demo_build: Path) -> Path:
+    return demo_build
 
 
 def edit_params(root: Path, edit) -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import ROOT, copy_project, run, snakemake
+from pipeline_helpers import run, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -34,11 +33,8 @@ FIGURES = {"Tri-HE": ["trihe_bars"], "PhD": ["phd_heatmap"], "NOPE": ["nope_ques
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = copy_project(tmp_path_factory.mktemp("report") / "halluscope")
-    shutil.copytree(ROOT / "docs/report", root / "docs/report")  # the report's captions
-    snakemake(root, "--cores", "2", "all")
-    return root
+def project(demo_build: Path) -> Path:
+    return demo_build
 
 
 def report_json(html: str, name: str) -> dict:
