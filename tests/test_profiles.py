@@ -6,13 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import copy_project, merged_params, snakemake
+from pipeline_helpers import ROOT, copy_project, merged_params, snakemake
 
 from halluscope.config import validate
 
 
 def test_profiles_validate() -> None:
-    for profile in ("pope-captions", "paper", "trihe-gqa", "phd-ccs"):
+    """Every overlay in config/profiles/ validates (a new profile cannot be forgotten)."""
+    profiles = sorted(p.stem for p in (ROOT / "config/profiles").glob("*.yaml"))
+    assert {"pope-captions", "paper", "trihe-gqa", "phd-ccs", "pope-captions-llm500"} <= set(
+        profiles
+    )
+    for profile in profiles:
         validate(merged_params(profile), source=profile)
 
 

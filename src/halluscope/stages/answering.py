@@ -75,7 +75,9 @@ def llm_settings(
     ``{"model_id", "spec" (the ``models:`` entry), "params" (the block's generation params of
     :data:`GENERATION_KEYS`), "batch_size" (default 4), "json_schema" (default true),
     "template_version" (default "v1"), "cache_mode" (default "live")}`` plus ``reply_rule`` when
-    the block has one. ``schema=False`` (a stage that never constrains its replies) leaves
+    the block has one, ``grammar`` when it is not ``schema`` and, in ``params``, ``stop_rule``
+    when it is not ``none`` (so blocks without them keep their settings and cache keys).
+    ``schema=False`` (a stage that never constrains its replies) leaves
     ``json_schema`` out. An unknown model id fails naming the valid ones.
     """
     model = block.get("model")
@@ -87,10 +89,19 @@ def llm_settings(
     return {
         "model_id": model,
         "spec": dict(config["models"][model]),
-        "params": {k: block[k] for k in GENERATION_KEYS if k in block},
+        # stop_rule (a generation param, so it keys the cache) only when set: "none" = absent
+        "params": {
+            **{k: block[k] for k in GENERATION_KEYS if k in block},
+            **(
+                {"stop_rule": block["stop_rule"]}
+                if block.get("stop_rule", "none") != "none"
+                else {}
+            ),
+        },
         "batch_size": int(block.get("batch_size", 4)),
         **({"json_schema": bool(block.get("json_schema", True))} if schema else {}),
         "template_version": str(block.get("template_version", "v1")),
         "cache_mode": str(block.get("cache_mode", "live")),
         **({"reply_rule": block["reply_rule"]} if "reply_rule" in block else {}),
+        **({"grammar": block["grammar"]} if block.get("grammar", "schema") != "schema" else {}),
     }

@@ -81,7 +81,7 @@ def _extractor(
     matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
     backend = cache = None
     params: dict[str, Any] = {}
-    template_version, constrained, batch_size = "v1", True, 4
+    template_version, constrained, batch_size, grammar = "v1", True, 4, "schema"
     if llm is not None:
         from halluscope.models.base import make_backend
         from halluscope.models.cache import ResponseCache
@@ -94,6 +94,7 @@ def _extractor(
         batch_size = int(params.pop("batch_size", llm.get("batch_size", 4)))  # in params: old form
         template_version = str(llm.get("template_version", "v1"))
         constrained = bool(llm.get("json_schema", True))
+        grammar = str(llm.get("grammar", "schema"))
     return LLMObjectExtractor(
         parser,
         backend,
@@ -103,6 +104,7 @@ def _extractor(
         constrained=constrained,
         batch_size=batch_size,
         lexicon=matcher,
+        grammar=grammar,
     )
 
 
@@ -119,8 +121,9 @@ def run(
     """Write one object record per response, in response order; returns extraction counts.
 
     ``llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec`` (the
-    ``models:`` entry), ``params`` (generation params), ``batch_size``, ``json_schema``
-    (constrain the reply), ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
+    ``models:`` entry), ``params`` (generation params, optionally ``stop_rule``), ``batch_size``,
+    ``json_schema`` (constrain the reply), ``grammar`` (``schema`` or ``object-list``),
+    ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
     """
     if method not in METHODS:
         raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
