@@ -69,3 +69,13 @@ def test_stage_code_is_the_import_closure() -> None:
         for path in files - core:
             if "commands" not in path.parts:  # dispatch modules are digested, not followed
                 assert module_imports(path, ROOT) <= files, (stage.name, path)
+
+
+def test_every_module_is_under_600_lines() -> None:
+    """Small modules with one job each: the longest module of the package stays under 600."""
+    long = {
+        p.relative_to(PACKAGE).as_posix(): n
+        for p in modules()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) >= 600
+    }
+    assert not long, long
