@@ -18,7 +18,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,40 +115,6 @@ def _paths(node, prefix=()):
 
 def _comments(text: str) -> list[str]:
     return [line.split("#", 1)[1].strip() for line in text.splitlines() if "#" in line]
-
-
-def test_layout_reformat_keeps_every_value(tmp_path: Path) -> None:
-    """The reformat into DVC's layout changed no value, key order or comment: the newest
-    params.yaml in git history that is not in DVC's layout against the next version (the
-    reformat commit, or the working copy while the reformat is uncommitted; keys added since in
-    the working copy are allowed)."""
-    log = _git("log", "--format=%H", "--", "params.yaml")
-    if not log:
-        pytest.skip("no git history of params.yaml")
-    commits = log.split()
-    newer: str | None = None  # the version after the pre-reformat one (None: working copy)
-    for commit in commits:
-        text = _git("show", f"{commit}:params.yaml")
-        if text is not None and not _in_dvc_layout(text, tmp_path):
-            before = text
-            break
-        newer = commit
-    else:
-        pytest.skip("params.yaml has always been in DVC's layout")
-    if newer is not None:
-        after = _git("show", f"{newer}:params.yaml") or ""
-        assert yaml.safe_load(after) == yaml.safe_load(before)
-        assert list(_paths(yaml.safe_load(after))) == list(_paths(yaml.safe_load(before)))
-        assert _comments(after) == _comments(before)
-        return
-    after = PARAMS.read_text(encoding="utf-8")
-    now = dict(_paths(yaml.safe_load(after)))
-    old = list(_paths(yaml.safe_load(before)))
-    assert [(path, now.get(path, "<missing>")) for path, _ in old] == old
-    order = [path for path in now if path in dict(old)]
-    assert order == [path for path, _ in old], "key order changed"
-    kept = _comments(after)
-    assert [c for c in _comments(before) if c not in kept] == []
 
 
 def test_real_exp_run_queue_set_param_is_a_one_line_diff(tmp_path: Path) -> None:
