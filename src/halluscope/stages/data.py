@@ -61,7 +61,7 @@ def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
     ids = list(dict.fromkeys(str(r["image_id"]) for r in read_json_records(image_list)))
     folder = Path(options["images"]) if dataset == "coco" else None
     out = []
-    for image_id in ids:
+    for image_id in _limit(ids, options):
         if image_id not in gt:
             raise InputError(f"{image_list}: image id {image_id} has no MSCOCO ground truth")
         image = sha = None
