@@ -34,6 +34,12 @@ include: "rules/tables.smk"
 include: "rules/paper.smk"
 
 
+# The packaged benchmarks (halluscope.benchmarks): each one's own rules file.
+for _benchmark in BENCHMARKS:
+
+    include: str(_benchmark.rules)
+
+
 rule all:
     default_target: True
     input:

@@ -16,6 +16,8 @@ SENSITIVITY_DEFAULT = ["coco-instances", "coco-images", "paper-examples"]
 from halluscope.stages.report import FIGURES as _CAOS_FIGURES
 
 CAOS_FIGURES = list(_CAOS_FIGURES)
+# The packaged benchmarks (src/halluscope/benchmarks/<name>/: rules, schema fragment, stages).
+from halluscope.benchmarks import BENCHMARKS
 
 
 # Only the active profile's results are buildable: another profile's files are inputs at most
@@ -161,7 +163,8 @@ def _enabled(pairs):
 
 
 def benchmark_table_files(dataset=RUN):
-    """The Tri-HE / PhD / NOPE LaTeX tables that rule `tables` assembles (enabled ones only)."""
+    """The Tri-HE / PhD / NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and
+    CSV twins that rule `tables` assembles (enabled ones only)."""
     names = _enabled(
         (
             ("trihe_table", "trihe"),
@@ -170,6 +173,7 @@ def benchmark_table_files(dataset=RUN):
             ("nope_breakdown", "nope"),
         )
     )
+    names += [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
     return expand(
         "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
     )
@@ -219,6 +223,7 @@ def report_title(name):
         "nope_breakdown": "NOPE NegP accuracy by question type and relevance",
         "nope_question_types": "NOPE accuracy per question type",
     }
+    titles.update(title for b in BENCHMARKS for title in b.titles)
     return titles.get(name, name)
 
 

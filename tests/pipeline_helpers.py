@@ -160,3 +160,33 @@ def planned_jobs(cwd: Path, *targets: str) -> dict[str, int]:
         if line.startswith("total"):
             break
     return jobs
+
+
+def trihe_demo_triplets(tmp: Path) -> tuple[dict, Path, Path, Path]:
+    """Six demo Tri-HE questions answered by a simulated LVLM (sim-frequent) and their triplets
+    (rule extractor): ``(params, items, answers, triplets)`` for the judge tests."""
+    import yaml
+
+    from halluscope.io import read_jsonl, write_jsonl
+    from halluscope.stages import data, trihe
+    from halluscope.stages.answering import AnswerSettings
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    items = tmp / "items.jsonl"
+    data.run("demo", ROOT / params["data"]["annotations"], items, tmp / "images")
+    questions = tmp / "questions.jsonl"
+    trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
+    write_jsonl(questions, read_jsonl(questions)[:6])
+    answers = tmp / "answers.jsonl"
+    settings = AnswerSettings(
+        "sim-frequent",
+        {"backend": "sim", "profile": "sim-frequent"},
+        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
+        "v1",
+        tmp / "cache",
+        "live",
+    )
+    trihe.answers(items, questions, settings, "none", answers)
+    triplets = tmp / "triplets.jsonl"
+    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp / "cache", triplets)
+    return params, items, answers, triplets

@@ -493,33 +493,12 @@ def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
     JSON-constrained replies) judge the same triplets; every LLM reply SmolLM2 finished parses
     (only a reply cut by max_new_tokens can be ``null``), and a rerun is answered from the cache
     with byte-identical judgements."""
-    import yaml
+    from pipeline_helpers import trihe_demo_triplets
 
-    from halluscope.io import read_jsonl, write_jsonl
-    from halluscope.stages import data, trihe
+    from halluscope.io import read_jsonl
+    from halluscope.stages import trihe
 
-    root = Path(__file__).resolve().parents[1]
-    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    items = tmp_path / "items.jsonl"
-    data.run("demo", root / params["data"]["annotations"], items, tmp_path / "images")
-    questions = tmp_path / "questions.jsonl"
-    trihe.questions(items, root / params["trihe"]["questions"], questions)
-    write_jsonl(questions, read_jsonl(questions)[:6])
-    answers = tmp_path / "answers.jsonl"
-    trihe.answers(
-        items,
-        questions,
-        "sim-frequent",
-        {"backend": "sim", "profile": "sim-frequent"},
-        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
-        "v1",
-        tmp_path / "cache",
-        "live",
-        "none",
-        answers,
-    )
-    triplets = tmp_path / "triplets.jsonl"
-    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp_path / "cache", triplets)
+    params, items, answers, triplets = trihe_demo_triplets(tmp_path)
     config = {
         **params,
         "trihe": {

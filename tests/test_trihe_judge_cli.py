@@ -140,32 +140,12 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
     """The judge stage (halluscope.stages.trihe, slots + similarity with MiniLM) on six demo
     questions answered by a simulated LVLM: ``halluscope trihe --judge NAME`` on its
     judgments.jsonl gives its scores.json numbers for NAME."""
-    import yaml
+    from pipeline_helpers import trihe_demo_triplets
 
-    from halluscope.io import read_jsonl, write_jsonl
-    from halluscope.stages import data, trihe
+    from halluscope.io import read_jsonl
+    from halluscope.stages import trihe
 
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    items = tmp_path / "items.jsonl"
-    data.run("demo", ROOT / params["data"]["annotations"], items, tmp_path / "images")
-    questions = tmp_path / "questions.jsonl"
-    trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
-    write_jsonl(questions, read_jsonl(questions)[:6])
-    answers = tmp_path / "answers.jsonl"
-    trihe.answers(
-        items,
-        questions,
-        "sim-frequent",
-        {"backend": "sim", "profile": "sim-frequent"},
-        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
-        "v1",
-        tmp_path / "cache",
-        "live",
-        "none",
-        answers,
-    )
-    triplets = tmp_path / "triplets.jsonl"
-    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp_path / "cache", triplets)
+    params, items, answers, triplets = trihe_demo_triplets(tmp_path)
     config = {**params, "trihe": {**params["trihe"], "judges": ["slots", "similarity"]}}
     judgments = tmp_path / "judgments.jsonl"
     scores = trihe.judge(

@@ -228,15 +228,19 @@ def run_stage(argv: list[str]) -> int:
 
 def _add_command_modules(sub) -> None:
     """Subcommands contributed by ``halluscope.commands.*`` modules (``_``-prefixed ones are
-    shared helpers, not commands; see that package)."""
+    shared helpers, not commands; see that package) and by the packaged benchmarks' ``commands``
+    modules (:mod:`halluscope.benchmarks`)."""
     import importlib
     import pkgutil
 
     import halluscope.commands as commands
+    from halluscope.benchmarks import import_plugins
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
+    for module in import_plugins("commands"):
+        module.add_parser(sub)
 
 
 def _data(args: argparse.Namespace) -> None:

@@ -32,7 +32,7 @@ def validate(
 
     import jsonschema
 
-    schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    schema = with_benchmark_fragments(json.loads(Path(schema_path).read_text(encoding="utf-8")))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(map(str, e.path)))
     if errors:
@@ -46,6 +46,21 @@ def validate(
             )
         raise ConfigError(f"{source}: key '{_key_path(err.path)}': {err.message}")
     _check_references(config, source)
+
+
+def with_benchmark_fragments(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema plus each packaged benchmark's fragment (:mod:`halluscope.benchmarks`): its
+    ``params.yaml`` section (optional: absent means disabled), its profile and dataset names."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    properties = schema["properties"]
+    for benchmark in BENCHMARKS:
+        fragment = benchmark.schema()
+        properties[benchmark.name] = fragment["section"]
+        properties["profile"]["enum"] += [p for p in fragment.get("profiles", [])]
+        dataset = properties["data"]["properties"]["dataset"]
+        dataset["enum"] += [d for d in fragment.get("datasets", [])]
+    return schema
 
 
 def _check_references(config: Mapping[str, Any], source: str) -> None:

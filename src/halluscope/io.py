@@ -194,3 +194,15 @@ def input_error_exit(prog: str, err: Exception) -> int:
     message = err.args[0] if isinstance(err, KeyError) and err.args else err
     print(f"{prog}: error: {message}", file=sys.stderr)
     return 2
+
+
+def reports_by_model(paths: list[Path], models: list[str]) -> dict[str, dict]:
+    """Per-model score files keyed by the ``model`` they name; every model must have one."""
+    found = {}
+    for path in paths:
+        data = read_json(path)
+        found[str(data.get("model"))] = data
+    missing = [m for m in models if m not in found]
+    if missing:
+        raise InputError(f"no score file for model(s) {missing} among {[str(p) for p in paths]}")
+    return found

@@ -41,12 +41,42 @@ class Stage:
     metrics: list[str] = field(default_factory=list)  # per-profile JSON files under results/
 
 
+def benchmark_data_code() -> list[str]:
+    """The items loaders of the packaged benchmarks' datasets (the data stage runs them)."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [b.module_file("data") for b in BENCHMARKS if b.datasets]
+
+
+def benchmark_stages() -> list[Stage]:
+    """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
+    its stage, command and simulated-answerer modules, for the Snakemake code digest. Not DVC
+    stages: ``dvc.yaml`` reproduces the demo profile, which runs none of them."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [
+        Stage(
+            b.name,
+            f"{b.name}_all",
+            [b.name],
+            [
+                b.rules.relative_to(b.folder.parents[3]).as_posix(),
+                *(b.module_file(m) for m in ("stages", "commands", "simulated") if b.module(m)),
+            ],
+            [f"results/{b.name}"],
+            ["results/data"],
+            b.title,
+        )
+        for b in BENCHMARKS
+    ]
+
+
 STAGES: list[Stage] = [
     Stage(
         "data",
         "data_all",
         ["data"],
-        ["rules/data.smk", "src/halluscope/stages/data.py", "data/demo"],
+        ["rules/data.smk", "src/halluscope/stages/data.py", "data/demo", *benchmark_data_code()],
         ["results/data"],
         description="images and per-image ground truth",
     ),
@@ -399,7 +429,7 @@ def code_files(stage: str, root: Path) -> list[Path]:
     stage imports (even transitively) changes its digest and reruns it. The core modules (the
     CLI dispatch, config, io) are digested as files, not expanded: the CLI imports every stage
     lazily, and expanding it would make every stage depend on all the others."""
-    by_name = {s.name: s for s in STAGES}
+    by_name = {s.name: s for s in [*STAGES, *benchmark_stages()]}
     if stage not in by_name:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
     files = {root / e for e in [*CORE_CODE, *by_name[stage].code] if e.startswith(DISPATCH)}

@@ -48,18 +48,13 @@ def add(
 
 
 def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
-    """The leading positional arguments of every ``halluscope.stages.<benchmark>.answers``.
+    """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
+    questions file (``--questions`` or ``--prompts``) and the typed
+    :class:`~halluscope.stages.answering.AnswerSettings` built from the shared flags."""
+    from halluscope.stages.answering import AnswerSettings
 
-    Why: the stages take the same items, model, generation and cache arguments in the same
-    order; only the questions file (``--questions`` or ``--prompts``) and the trailing ones differ.
-    """
-    return (
-        args.items,
-        questions,
-        args.model_id,
-        args.model,
-        args.generation,
-        args.template_version,
-        args.cache,
+    settings = AnswerSettings(
+        args.model_id, args.model, args.generation, args.template_version, args.cache,
         args.cache_mode,
-    )
+    )  # fmt: skip
+    return args.items, questions, settings

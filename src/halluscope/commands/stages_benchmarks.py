@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
+from halluscope.io import reports_by_model
 
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
@@ -136,20 +136,6 @@ def add_parser(subparsers: Any) -> None:
     )
 
 
-def _by_model(paths: list[Path], models: list[str]) -> dict[str, dict]:
-    """Score files keyed by the ``model`` they name; every model must have one."""
-    from halluscope.io import InputError, read_json
-
-    found = {}
-    for path in paths:
-        data = read_json(path)
-        found[str(data.get("model"))] = data
-    missing = [m for m in models if m not in found]
-    if missing:
-        raise InputError(f"no score file for model(s) {missing} among {[str(p) for p in paths]}")
-    return found
-
-
 def _canonical_modes(modes: list[str]) -> list[str]:
     from halluscope.data.phd import canonical_mode
 
@@ -198,7 +184,7 @@ def _trihe_table(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import trihe_frame, trihe_table_latex
     from halluscope.report.tables import frame_records, twin_csv
 
-    scores = _by_model(args.scores, args.models)
+    scores = reports_by_model(args.scores, args.models)
     latex = trihe_table_latex(
         scores,
         args.models,
@@ -215,7 +201,7 @@ def _trihe_table(args: argparse.Namespace) -> None:
 def _trihe_figure(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import plot_trihe_bars
 
-    scores = _by_model(args.scores, args.models)
+    scores = reports_by_model(args.scores, args.models)
     plot_trihe_bars(scores, args.models, args.judge, args.out_stem, dpi=args.dpi)
 
 
@@ -245,7 +231,7 @@ def _phd_table(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import phd_frame, phd_table_latex
     from halluscope.report.tables import frame_records, twin_csv
 
-    reports = _by_model(args.reports, args.models)
+    reports = reports_by_model(args.reports, args.models)
     modes = _canonical_modes(args.modes)
     latex = phd_table_latex(reports, args.models, modes, args.decimals, dataset=args.dataset)
     atomic_write_text(args.out, latex)
@@ -256,6 +242,6 @@ def _phd_table(args: argparse.Namespace) -> None:
 def _phd_figure(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import plot_phd_heatmap
 
-    reports = _by_model(args.reports, args.models)
+    reports = reports_by_model(args.reports, args.models)
     modes = _canonical_modes(args.modes)
     plot_phd_heatmap(reports, args.models, modes, args.out_stem, dpi=args.dpi)

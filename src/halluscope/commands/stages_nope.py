@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, add, answer_inputs
-from halluscope.commands.stages_benchmarks import _by_model
+from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
@@ -143,7 +143,7 @@ def _table(args: argparse.Namespace) -> None:
     from halluscope.report.tables import frame_records, twin_csv
     from halluscope.stages.nope import read_generation
 
-    scores = _by_model(args.scores, args.models)
+    scores = reports_by_model(args.scores, args.models)
     lexdiv = read_json(args.lexdiv)
     generation = read_generation(args.generation)
     atomic_write_text(
@@ -161,5 +161,5 @@ def _table(args: argparse.Namespace) -> None:
 def _figure(args: argparse.Namespace) -> None:
     from halluscope.report.benchmarks import plot_nope_question_types
 
-    scores = _by_model(args.scores, args.models)
+    scores = reports_by_model(args.scores, args.models)
     plot_nope_question_types(scores, args.models, args.out_stem, dpi=args.dpi)

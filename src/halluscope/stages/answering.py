@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,71 @@ def resolve(
 
     cache = ResponseCache(cache_dir, mode=cache_mode)  # type: ignore[arg-type]
     return answer_all(backend, requests, cache, template_version, batch_size=batch_size, what=what)
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """Who answers and how: the model (``models.<id>``), its generation params (``generate``)
+    and the response cache; the typed settings of every benchmark's answers stage."""
+
+    model_id: str
+    model_spec: dict[str, Any]
+    generation: dict[str, Any]
+    template_version: str
+    cache_dir: Path
+    cache_mode: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question about an item's image, as a benchmark's answers stage asks it: ``key`` is
+    the request id after the model id (``"pope/<question_id>"``), ``truth`` the question's part
+    of the answer key (the item's annotations are added)."""
+
+    image_id: str
+    key: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    truth: dict[str, Any] = field(default_factory=dict)
+
+
+def answer_questions(
+    items_path: Path,
+    settings: AnswerSettings,
+    questions: Sequence[Question],
+    *,
+    task: str,
+    what: str,
+) -> list[Response]:
+    """Every question answered by one model, with its image, through the response cache (the
+    one answers loop of POPE, PhD, NOPE and the packaged benchmarks); in question order."""
+    from halluscope.models.base import image_request, item_answer_key, make_backend
+    from halluscope.stages.data import load_items
+
+    items = load_items(items_path)
+    backend = make_backend(settings.model_spec, model_name=settings.model_id, answer_keys=True)
+    params = generation_params(settings.generation)
+    requests = [
+        image_request(
+            items[q.image_id],
+            f"{settings.model_id}/{q.key}",
+            q.text,
+            params=params,
+            task=task,
+            meta=q.meta,
+            answer_key=item_answer_key(items[q.image_id], **q.truth),
+        )
+        for q in questions
+    ]
+    return resolve(
+        backend,
+        requests,
+        cache_dir=settings.cache_dir,
+        cache_mode=settings.cache_mode,
+        template_version=settings.template_version,
+        batch_size=int(settings.generation.get("batch_size", 8)),
+        what=what,
+    )
 
 
 def truth_version(

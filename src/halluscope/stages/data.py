@@ -13,6 +13,8 @@ Datasets:
 * ``phd-ccs``: the images of PhD's counter-common-sense subset (``phd/data_ccs.json``); no
   annotations besides the questions. Images from ``data.images`` (the folder that holds
   upstream's ``images/CCS_images/``) when given, else ``image: null``.
+* a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. AMBER's
+  ``amber-gen``): items from that benchmark's own ``data.items``.
 ``data.limit`` keeps the first N images of the file (for a quick look or an LLM stage on a
 subset); the tables say so in their setting note.
 Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,
@@ -44,10 +46,18 @@ def run(
     elif dataset in BENCHMARK_ITEMS:
         images.mkdir(parents=True, exist_ok=True)
         write_jsonl(items, BENCHMARK_ITEMS[dataset](options))
+    elif dataset in _packaged_items():
+        images.mkdir(parents=True, exist_ok=True)
+        write_jsonl(items, _packaged_items()[dataset](options))
     else:
-        raise InputError(
-            f"data.dataset: unknown dataset {dataset!r}; valid datasets: {', '.join(DATASETS)}"
-        )
+        valid = ", ".join([*DATASETS, *_packaged_items()])
+        raise InputError(f"data.dataset: unknown dataset {dataset!r}; valid datasets: {valid}")
+
+
+def _packaged_items() -> dict:
+    from halluscope.benchmarks import dataset_items
+
+    return dataset_items()
 
 
 def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
@@ -61,7 +71,7 @@ def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
     ids = list(dict.fromkeys(str(r["image_id"]) for r in read_json_records(image_list)))
     folder = Path(options["images"]) if dataset == "coco" else None
     out = []
-    for image_id in _limit(ids, options):
+    for image_id in limit_records(ids, options):
         if image_id not in gt:
             raise InputError(f"{image_list}: image id {image_id} has no MSCOCO ground truth")
         image = sha = None
@@ -88,7 +98,7 @@ def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
     return out
 
 
-def _image_file(
+def image_file(
     options: dict[str, Any], relative: str, image_id: str
 ) -> tuple[str | None, str | None]:
     """(path, sha256) of an item's image under ``data.images``, or (None, None) without images."""
@@ -100,7 +110,27 @@ def _image_file(
     return str(path), sha256_file(path)
 
 
-def _limit(records: list, options: dict[str, Any]) -> list:
+def image_item(
+    image_id: str,
+    image: tuple[str | None, str | None],
+    source: dict[str, Any],
+    other_objects: list[str] | None = None,
+    relations: list[list[str]] | None = None,
+) -> dict[str, Any]:
+    """An item of a benchmark's own images: no MSCOCO ground truth, no caption."""
+    return {
+        "image_id": image_id,
+        "image": image[0],
+        "image_sha256": image[1],
+        "gt_objects": [],
+        "other_objects": other_objects or [],
+        "relations": relations or [],
+        "caption": "",
+        "source": source,
+    }
+
+
+def limit_records(records: list, options: dict[str, Any]) -> list:
     limit = options.get("limit")
     return records if limit is None else records[: int(limit)]
 
@@ -112,20 +142,16 @@ def trihe_items(options: dict[str, Any]) -> list[dict]:
 
     data = load_trihe(resolve(options.get("image_list", "trihe/tri-he.json")))
     out = []
-    for image in _limit(list(data.images), options):
-        path, sha = _image_file(options, f"{image.image_id}.jpg", image.image_id)
+    for image in limit_records(list(data.images), options):
         relations = [[t.subject, t.relation, t.object] for t in image.scene_graph]
         out.append(
-            {
-                "image_id": image.image_id,
-                "image": path,
-                "image_sha256": sha,
-                "gt_objects": [],
-                "other_objects": list(dict.fromkeys(image.all_objects + image.objects)),
-                "relations": [list(t) for t in dict.fromkeys(tuple(t) for t in relations)],
-                "caption": "",
-                "source": {"dataset": "Tri-HE (GQA)", "n_questions": len(image.questions)},
-            }
+            image_item(
+                image.image_id,
+                image_file(options, f"{image.image_id}.jpg", image.image_id),
+                {"dataset": "Tri-HE (GQA)", "n_questions": len(image.questions)},
+                list(dict.fromkeys(image.all_objects + image.objects)),
+                [list(t) for t in dict.fromkeys(tuple(t) for t in relations)],
+            )
         )
     return out
 
@@ -142,19 +168,13 @@ def phd_ccs_items(options: dict[str, Any]) -> list[dict]:
             record.image_id, record.image_path or f"images/CCS_images/{record.image_id}.png"
         )
     out = []
-    for image_id, relative in _limit(list(first.items()), options):
-        path, sha = _image_file(options, relative, image_id)
+    for image_id, relative in limit_records(list(first.items()), options):
         out.append(
-            {
-                "image_id": image_id,
-                "image": path,
-                "image_sha256": sha,
-                "gt_objects": [],
-                "other_objects": [],
-                "relations": [],
-                "caption": "",
-                "source": {"dataset": "PhD-ccs", "image_path": relative},
-            }
+            image_item(
+                image_id,
+                image_file(options, relative, image_id),
+                {"dataset": "PhD-ccs", "image_path": relative},
+            )
         )
     return out
 

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
+
+if TYPE_CHECKING:
+    from halluscope.stages.answering import AnswerSettings
 
 ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 """The answering prompt: the question plus LLaVA-1.5's short-answer VQA instruction, so that
@@ -314,12 +317,7 @@ def _counts(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, int]:
 def answers(
     items_path: Path,
     questions_path: Path,
-    model_id: str,
-    model_spec: dict,
-    generation: dict,
-    template_version: str,
-    cache_dir: Path,
-    cache_mode: str,
+    settings: AnswerSettings,
     out: Path,
 ) -> None:
     """Every question answered by one model, with the image, through the response cache.
@@ -327,41 +325,29 @@ def answers(
     Each record carries what :func:`halluscope.metrics.nope.score_answers` needs, so
     ``halluscope nope --answers`` scores an answer file by hand.
     """
-    from halluscope.models.base import image_request, item_answer_key, make_backend
-    from halluscope.stages.answering import generation_params, resolve
+    from halluscope.stages.answering import Question, answer_questions
 
-    items = load_items(items_path)
-    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
-    params = generation_params(generation)
     rows = read_jsonl(questions_path)
-    requests = [
-        image_request(
-            items[q["image_id"]],
-            f"{model_id}/nope/{q['question_id']}",
+    questions = [
+        Question(
+            q["image_id"],
+            f"nope/{q['question_id']}",
             ANSWER_PROMPT.format(question=q["question"]),
-            params=params,
-            task="nope",
-            meta={"question_id": q["question_id"]},
-            answer_key=item_answer_key(items[q["image_id"]], **{key: q[key] for key in TRUTH_KEYS}),
-        )
+            {"question_id": q["question_id"]},
+            {key: q[key] for key in TRUTH_KEYS},
+        )  # fmt: skip
         for q in rows
     ]
-    responses = resolve(
-        backend,
-        requests,
-        cache_dir=cache_dir,
-        cache_mode=cache_mode,
-        template_version=template_version,
-        batch_size=int(generation.get("batch_size", 8)),
-        what="NOPE answers",
-    )
+    responses = answer_questions(
+        items_path, settings, questions, task="nope", what="NOPE answers",
+    )  # fmt: skip
     write_jsonl(
         out,
         [
             {
                 "question_id": q["question_id"],
                 "image_id": q["image_id"],
-                "model": model_id,
+                "model": settings.model_id,
                 "question": q["question"],
                 "question_type": q["question_type"],
                 "relevance": q["relevance"],

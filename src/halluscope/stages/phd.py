@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
+
+if TYPE_CHECKING:
+    from halluscope.stages.answering import AnswerSettings
 
 
 def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path) -> None:
@@ -71,43 +75,26 @@ def load_records(questions_path: Path, items: dict[str, dict]) -> list:
 def answers(
     items_path: Path,
     prompts_path: Path,
-    model_id: str,
-    model_spec: dict,
-    generation: dict,
-    template_version: str,
-    cache_dir: Path,
-    cache_mode: str,
+    settings: AnswerSettings,
     out: Path,
 ) -> None:
     """Every prompt answered by one model, with the image, through the response cache."""
-    from halluscope.models.base import image_request, item_answer_key, make_backend
-    from halluscope.stages.answering import generation_params, resolve
+    from halluscope.stages.answering import Question, answer_questions
 
-    items = load_items(items_path)
-    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
-    params = generation_params(generation)
     rows = read_jsonl(prompts_path)
-    requests = [
-        image_request(
-            items[p["image_id"]],
-            f"{model_id}/phd/{p['id']}",
+    questions = [
+        Question(
+            p["image_id"],
+            f"phd/{p['id']}",
             p["question"],
-            params=params,
-            task="phd",
-            meta={"id": p["id"]},
-            answer_key=item_answer_key(items[p["image_id"]], label=p["label"], mode=p["mode"]),
-        )
+            {"id": p["id"]},
+            {"label": p["label"], "mode": p["mode"]},
+        )  # fmt: skip
         for p in rows
     ]
-    responses = resolve(
-        backend,
-        requests,
-        cache_dir=cache_dir,
-        cache_mode=cache_mode,
-        template_version=template_version,
-        batch_size=int(generation.get("batch_size", 8)),
-        what="PhD answers",
-    )
+    responses = answer_questions(
+        items_path, settings, questions, task="phd", what="PhD answers",
+    )  # fmt: skip
     write_jsonl(
         out,
         [
@@ -117,7 +104,7 @@ def answers(
                 "task": p["task"],
                 "label": p["label"],
                 "image_id": p["image_id"],
-                "model": model_id,
+                "model": settings.model_id,
                 "answer": r.text,
                 "meta": r.meta,
             }

@@ -8,9 +8,13 @@ table, as the CAOS paper does.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
+
+if TYPE_CHECKING:
+    from halluscope.stages.answering import AnswerSettings
 
 
 def questions(items_path: Path, setting: str, n: int, seed: int, typo: bool, out: Path) -> None:
@@ -25,47 +29,29 @@ def questions(items_path: Path, setting: str, n: int, seed: int, typo: bool, out
 def answers(
     items_path: Path,
     questions_path: Path,
-    model_id: str,
-    model_spec: dict,
-    generation: dict,
-    template_version: str,
-    cache_dir: Path,
-    cache_mode: str,
+    settings: AnswerSettings,
     out: Path,
 ) -> None:
     """Every question answered by one model through the response cache (resumable)."""
-    from halluscope.models.base import image_request, item_answer_key, make_backend
-    from halluscope.stages.answering import generation_params, resolve
+    from halluscope.stages.answering import Question, answer_questions
 
-    items = load_items(items_path)
-    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
-    params = generation_params(generation)
-    requests = [
-        image_request(
-            items[str(q["image"])],
-            f"{model_id}/pope/{q['question_id']}",
+    questions = [
+        Question(
+            str(q["image"]),
+            f"pope/{q['question_id']}",
             q["text"],
-            params=params,
-            task="yesno",
-            meta={"question_id": q["question_id"]},
-            answer_key=item_answer_key(items[str(q["image"])]),
-        )
+            {"question_id": q["question_id"]},
+        )  # fmt: skip
         for q in read_jsonl(questions_path)
     ]
-    responses = resolve(
-        backend,
-        requests,
-        cache_dir=cache_dir,
-        cache_mode=cache_mode,
-        template_version=template_version,
-        batch_size=int(generation.get("batch_size", 8)),
-        what="POPE answers",
-    )
+    responses = answer_questions(
+        items_path, settings, questions, task="yesno", what="POPE answers",
+    )  # fmt: skip
     write_jsonl(
         out,
         [
             {"question_id": q.meta["question_id"], "text": r.text}
-            for q, r in zip(requests, responses, strict=True)
+            for q, r in zip(questions, responses, strict=True)
         ],
     )
 

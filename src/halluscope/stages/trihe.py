@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.stages.answering import llm_settings
 from halluscope.stages.data import load_items
+
+if TYPE_CHECKING:
+    from halluscope.stages.answering import AnswerSettings
 
 MITIGATIONS = ("none", "describe")
 JUDGES = ("slots", "similarity", "nli", "llm")
@@ -154,12 +157,7 @@ def released_questions(path: Path, items: Mapping[str, Mapping[str, Any]]) -> li
 def answers(
     items_path: Path,
     questions_path: Path,
-    model_id: str,
-    model_spec: dict,
-    generation: dict,
-    template_version: str,
-    cache_dir: Path,
-    cache_mode: str,
+    settings: AnswerSettings,
     mitigation: str,
     out: Path,
 ) -> None:
@@ -175,6 +173,12 @@ def answers(
 
     if mitigation not in MITIGATIONS:
         raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
+    model_id, model_spec, generation = settings.model_id, settings.model_spec, settings.generation
+    template_version, cache_dir, cache_mode = (
+        settings.template_version,
+        settings.cache_dir,
+        settings.cache_mode,
+    )
     items = load_items(items_path)
     backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
     params = generation_params(generation)

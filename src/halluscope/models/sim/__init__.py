@@ -43,6 +43,7 @@ from halluscope.models.sim.profiles import (
     resolve_profile,
     validate_profile,
 )
+from halluscope.models.sim.registry_plugins import load_benchmark_answerers
 from halluscope.models.sim.trihe import (
     FINITE_RELATIONS,
     NEAR_RELATIONS,
@@ -51,6 +52,8 @@ from halluscope.models.sim.trihe import (
     triplet_line,
     triplet_sentence,
 )
+
+load_benchmark_answerers()  # the packaged benchmarks' answerers (halluscope.benchmarks)
 
 __all__ = [
     "COLOR_POOL",

@@ -1,0 +1,110 @@
+"""The benchmark registry: benchmarks packaged one folder each (see docs/adding-a-benchmark.md).
+
+Why a registry: a benchmark used to be spread over ~17 files (Snakefile, schema, rules, commands,
+data loaders, the simulator, the report). A benchmark package holds all of its own pieces, and
+one :class:`Benchmark` line here is the only thing outside its folder that names it. The
+Snakefile includes its rules file, :mod:`halluscope.config` merges its params-schema fragment,
+the data stage takes its items loader, ``halluscope stage`` its stage commands, the simulator its
+answerer and rule ``tables`` its tables, all from :data:`BENCHMARKS`.
+
+A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules and the schema):
+
+- ``rules.smk``: its Snakemake rules (``results/<name>/<profile>/...``), included by the
+  Snakefile;
+- ``schema.json``: the JSON schema of its ``params.yaml`` section ``<name>`` (the section may be
+  absent: the benchmark is then disabled);
+- ``data.py``: ``items(options)`` for each dataset it defines (:attr:`Benchmark.datasets`);
+- ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
+- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
+
+Not yet moved: CAOS/POPE (the core DAG), Tri-HE, PhD and NOPE still live in ``stages/``,
+``metrics/`` and ``rules/``; AMBER is the first benchmark built this way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One packaged benchmark: its name (the params section, the ``results/<name>/`` folder and
+    the ``stage-<name>-*`` prefix), the modules it contributes and the files it writes."""
+
+    name: str
+    title: str
+    package: str
+    datasets: tuple[str, ...] = ()  # data.dataset values whose items it defines
+    tables: tuple[str, ...] = ()  # results/report/<profile>/<table>.{tex,csv}
+    titles: tuple[tuple[str, str], ...] = ()  # (table or figure, its label in the report)
+
+    @property
+    def folder(self) -> Path:
+        return PACKAGE_DIR / self.name
+
+    @property
+    def rules(self) -> Path:
+        return self.folder / "rules.smk"
+
+    def module(self, part: str) -> str | None:
+        """``<package>.<part>`` when the package has that module, else None.
+
+        Built at run time, on purpose: the static import closure of a stage that reads this
+        registry (the data stage, the sim) does not grow by every benchmark's modules; the stages
+        that do run them list them (:func:`halluscope.registry.benchmark_stages`)."""
+        return f"{self.package}.{part}" if (self.folder / f"{part}.py").is_file() else None
+
+    def module_file(self, part: str) -> str:
+        """The repository path of ``<package>/<part>.py`` (for the stage registry)."""
+        return f"src/halluscope/benchmarks/{self.name}/{part}.py"
+
+    def schema(self) -> dict[str, Any]:
+        return json.loads((self.folder / "schema.json").read_text(encoding="utf-8"))
+
+    def enabled(self, config: dict[str, Any]) -> bool:
+        return bool((config.get(self.name) or {}).get("enabled", False))
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "amber",
+        "AMBER (generative task)",
+        "halluscope.benchmarks.amber",
+        datasets=("amber-gen",),
+        tables=("amber_table",),
+        titles=(("amber_table", "AMBER generative: CHAIR, Cover, Hal, Cog"),),
+    ),
+)
+
+
+def by_name(name: str) -> Benchmark:
+    for benchmark in BENCHMARKS:
+        if benchmark.name == name:
+            return benchmark
+    raise KeyError(f"no benchmark {name!r}; registered: {[b.name for b in BENCHMARKS]}")
+
+
+@cache
+def dataset_items() -> dict[str, Any]:
+    """``data.dataset`` value -> the ``items(options)`` loader of the benchmark that defines it."""
+    import importlib
+
+    out = {}
+    for benchmark in BENCHMARKS:
+        for dataset in benchmark.datasets:
+            out[dataset] = importlib.import_module(str(benchmark.module("data"))).items
+    return out
+
+
+def import_plugins(part: str) -> list[Any]:
+    """Import every benchmark's ``<part>`` module (``commands``, ``simulated``) that exists."""
+    import importlib
+
+    names = (b.module(part) for b in BENCHMARKS)
+    return [importlib.import_module(name) for name in names if name is not None]

@@ -1,0 +1,90 @@
+"""The benchmark registry (halluscope.benchmarks): a packaged benchmark is its folder plus one
+registry line, and every part of the pipeline finds it through the registry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from pipeline_helpers import ROOT, merged_params
+
+from halluscope.benchmarks import BENCHMARKS, by_name, dataset_items, import_plugins
+from halluscope.config import ConfigError, validate
+from halluscope.registry import benchmark_stages, code_files, dvc_yaml
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS, ids=lambda b: b.name)
+def test_a_benchmark_is_its_folder(benchmark) -> None:
+    folder = ROOT / "src" / "halluscope" / "benchmarks" / benchmark.name
+    assert benchmark.folder == folder
+    assert benchmark.rules.is_file() and (folder / "schema.json").is_file()
+    fragment = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+    assert fragment["section"]["properties"]["enabled"] == {"type": "boolean"}
+    for profile in fragment["profiles"]:  # every profile it declares exists and validates
+        config = merged_params(profile)
+        validate(config, source=profile)
+        assert by_name(benchmark.name).enabled(config)
+    for dataset in benchmark.datasets:
+        assert callable(dataset_items()[dataset])
+
+
+def test_an_absent_section_means_disabled_and_the_demo_does_not_name_it() -> None:
+    config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for benchmark in BENCHMARKS:
+        assert benchmark.name not in config
+        assert not benchmark.enabled(config)
+    validate(config)
+
+
+def test_the_fragment_is_enforced_like_the_main_schema() -> None:
+    config = merged_params("amber-gen")
+    config["amber"]["similarity"] = "spacy-lg"
+    with pytest.raises(ConfigError, match="amber.similarity"):
+        validate(config, source="amber-gen")
+    config = merged_params("amber-gen")
+    config["amber"]["tresh"] = 0.5
+    with pytest.raises(ConfigError, match="unknown key 'amber.tresh'"):
+        validate(config, source="amber-gen")
+
+
+def test_stage_commands_and_answerers_come_from_the_packages() -> None:
+    from halluscope.cli import stage_names
+    from halluscope.models.sim import answered_tasks
+
+    assert {"amber-prompts", "amber-answers", "amber-score", "amber-table"} <= set(stage_names())
+    assert [m.__name__ for m in import_plugins("simulated")] == [
+        "halluscope.benchmarks.amber.simulated"
+    ]
+    assert "amber" in answered_tasks()
+    out = subprocess.run(
+        [sys.executable, "-m", "halluscope.cli", "stage", "amber-score", "--help"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "--safe-words" in out.stdout
+
+
+def test_code_stage_digests_the_package_and_dvc_yaml_holds_only_the_demo() -> None:
+    assert [s.name for s in benchmark_stages()] == [b.name for b in BENCHMARKS]
+    files = {p.relative_to(ROOT).as_posix() for p in code_files("amber", ROOT)}
+    for module in ("stages", "commands", "simulated", "metric"):
+        assert f"src/halluscope/benchmarks/amber/{module}.py" in files
+    data = {p.relative_to(ROOT).as_posix() for p in code_files("data", ROOT)}
+    assert "src/halluscope/benchmarks/amber/data.py" in data
+    assert "src/halluscope/benchmarks/amber/metric.py" not in data  # closures stay per stage
+    assert "\n  amber:" not in dvc_yaml()
+
+
+def test_the_dag_of_the_profile_has_the_benchmarks_jobs(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--configfile",
+         "config/profiles/amber-gen.yaml", "--", "results/tables/", "all"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    jobs = out.stdout + out.stderr
+    for rule in ("amber_prompts", "amber_answers", "amber_score", "amber_table", "tables"):
+        assert rule in jobs, jobs[-2000:]
+    assert "caos_tables" not in jobs
