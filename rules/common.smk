@@ -121,6 +121,9 @@ def caos_table_files(dataset=RUN):
     if config["tables"]["published"]:
         names += ["caos_comparison", "caos_agreement", "caos_differences"]
         twins += ["caos_agreement"]
+    if config["tables"].get("compare_with"):
+        names += ["llm_comparison"]
+        twins += ["llm_comparison"]
     return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names) + expand(
         "results/report/{dataset}/{name}.csv", dataset=dataset, name=twins
     )
@@ -215,6 +218,7 @@ def report_title(name):
         "caos_ratios": "Ratios of the pooled means vs mean of per-caption ratios",
         "caos_sensitivity": "Sensitivity of Table 1 to K order, aggregation, readings",
         "caos_agreement": "Rank agreement with the published Table 1",
+        "llm_comparison": "Table 1 with and without the LLM extractor",
         "trihe_table": "Tri-HE Hallu_I / Hallu_Q per model",
         "trihe_bars": "Tri-HE object vs relation hallucination",
         "phd_table": "PhD Index per mode x task",
@@ -268,6 +272,7 @@ PAPER_SECTIONS = {  # profile -> (section template, tables, figures)
          "caos_setting", "caos_differences"],
         ["caos_radar"],
     ),
+    "pope-captions-llm500": ("caos-llm", ["llm_comparison"], []),
     "trihe-gqa": ("trihe-real", ["trihe_table"], ["trihe_bars"]),
     "phd-ccs": ("phd-real", ["phd_table"], ["phd_heatmap"]),
     "demo": (

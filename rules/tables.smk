@@ -80,6 +80,34 @@ rule caos_sensitivity:
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
+rule llm_comparison:
+    """Table 1 with and without the LLM extractor on the same captions (tables.compare_with:
+    the rule+lexicon profile of the same images, which must have run first)."""
+    input:
+        with_llm="results/scores/{dataset}/summary.csv",
+        without_llm=f"results/scores/{config['tables'].get('compare_with')}/summary.csv",
+        objects=lambda wc: object_files(wc.dataset),
+    output:
+        table="results/report/{dataset}/llm_comparison.tex",
+        twin=report_csvs("results/report/{dataset}/llm_comparison.csv", "CAOS"),
+    params:
+        models=json_arg(MODELS),
+        embedder=EMBEDDERS[0],
+        decimals=config["tables"]["decimals"],
+        baseline=config["tables"].get("compare_with"),
+        n_images=config["data"].get("limit") or "all",
+        code=code_version("tables"),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.llm_comparison.log",
+    shell:
+        "halluscope stage llm-comparison --with-llm {input.with_llm} "
+        "--without-llm {input.without_llm} --models {params.models} --embedder {params.embedder} "
+        "--decimals {params.decimals} --run {wildcards.dataset} --baseline {params.baseline} "
+        "--n-images {params.n_images} --out {output.table} {input.objects} > {log} 2>&1"
+
+
 # Exactly one rule owns results/tables (Snakemake resolves `results/tables/` to it); it assembles
 # the per-benchmark tables written elsewhere.
 rule tables:

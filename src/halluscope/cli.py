@@ -167,6 +167,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         sub,
+        "stage-llm-comparison",
+        "CAOS Table 1 with and without the LLM extractor on the same captions",
+        _report,
+        ("--with-llm", P),
+        ("--without-llm", P),
+        ("--models", J),
+        ("--embedder", S),
+        ("--decimals", I),
+        ("--run", S),
+        ("--baseline", S),
+        ("--n-images", S),
+        ("--out", P),
+        ("objects", FILES),
+    )
+    add(
+        sub,
         "stage-metrics",
         "metrics JSON from the CSV twins",
         _report,
@@ -328,7 +344,7 @@ def _report(args: argparse.Namespace) -> None:
     """``stage-figure``, ``stage-tables``, ``stage-assemble``: the same-named report function."""
     from halluscope.stages import report
 
-    getattr(report, args.command.removeprefix("stage-"))(args)
+    getattr(report, args.command.removeprefix("stage-").replace("-", "_"))(args)
 
 
 def dispatch(args: argparse.Namespace) -> None:

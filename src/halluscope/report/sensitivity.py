@@ -21,11 +21,11 @@ import pandas as pd
 
 from halluscope.report import caption_then_mean, embedder_label
 from halluscope.report.tables import (
-    _record,
     _render,
     latex_escape,
     summary_rows,
     summary_value,
+    twin_record,
 )
 from halluscope.stages.embed import frequent_objects
 
@@ -78,7 +78,7 @@ def sensitivity_records(
     for metric, how, head, alt in SUMMARY_ALTERNATIVES:
         for model in models:
             records.append(
-                _record(
+                twin_record(
                     model,
                     "",
                     f"{metric} [{how}]",
@@ -91,7 +91,7 @@ def sensitivity_records(
         for metric, column in RATIO_ALTERNATIVES:
             for model in models:
                 records.append(
-                    _record(
+                    twin_record(
                         model,
                         embedder,
                         f"{metric} [mean of per-caption ratios]",
@@ -124,7 +124,9 @@ def sensitivity_records(
                 }
                 for metric in ("CAOS_K", "CAOS_X/K", "CAOS_avg"):
                     records.append(
-                        _record(model, embedder, f"{metric} [K={order}]", alt[metric], head[metric])
+                        twin_record(
+                            model, embedder, f"{metric} [K={order}]", alt[metric], head[metric]
+                        )
                     )
     return records
 

@@ -123,7 +123,7 @@ def _cell(value: float | None) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def _record(model, embedding, metric, value, published=None) -> dict:
+def twin_record(model, embedding, metric, value, published=None) -> dict:
     return {
         "model": model,
         "embedding": embedding,
@@ -166,12 +166,12 @@ def table1_records(
         emb = [embedding] if embedding else embedders
         pub = published_value(published, model, key)
         records.append(
-            _record(model, embedding, metric, summary_value(rows, model, emb, column), pub)
+            twin_record(model, embedding, metric, summary_value(rows, model, emb, column), pub)
         )
         if bounds and column in BOUNDED_COLUMNS:
             for bound, suffix in BOUND_SUFFIXES.items():
                 value = summary_value(rows, model, emb, f"{column}_if_{bound}")
-                records.append(_record(model, embedding, metric + suffix, value))
+                records.append(twin_record(model, embedding, metric + suffix, value))
 
     for column, metric, _ in GENERAL_ROWS:
         if column == "POPE_F1" and all(
@@ -227,7 +227,7 @@ def table2_records(
             for model in models:
                 pub = published_value(published, model, f"{embedder}:{column}")
                 records.append(
-                    _record(model, embedder, CAOS_METRIC[column], values[model][column], pub)
+                    twin_record(model, embedder, CAOS_METRIC[column], values[model][column], pub)
                 )
     return records, len(instructions)
 
@@ -390,7 +390,7 @@ def frame_records(frame: pd.DataFrame, models: Sequence[str]) -> list[dict]:
         for column, value in row.items():
             parts = [*keys[1:], *(column if isinstance(column, tuple) else (column,))]
             metric = " / ".join(plain_text(p) for p in parts if str(p))
-            records.append(_record(model, "", metric, value))
+            records.append(twin_record(model, "", metric, value))
     return records
 
 
@@ -506,7 +506,7 @@ def ratio_records(
             for suffix, how in (("", ""), ("_mor", " (mean of ratios)")):
                 for model in models:
                     value = summary_value(rows, model, [embedder], column + suffix)
-                    records.append(_record(model, embedder, CAOS_METRIC[column] + how, value))
+                    records.append(twin_record(model, embedder, CAOS_METRIC[column] + how, value))
     return records
 
 

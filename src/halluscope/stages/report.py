@@ -316,6 +316,36 @@ def frequent_description(frequent, k) -> str:
     return f"{what}: " + ", ".join(names)
 
 
+def llm_comparison(args: argparse.Namespace) -> None:
+    """Table 1 with and without the LLM extractor on the same captions, and its CSV twin
+    (:mod:`halluscope.report.llm_comparison`)."""
+    from halluscope.report.llm_comparison import (
+        comparison_frame,
+        comparison_latex,
+        comparison_records,
+        llm_added,
+    )
+    from halluscope.report.tables import twin_csv
+
+    objects: dict[str, list[Path]] = {}
+    for path in args.objects:  # results/objects/<run>/<model>/<instruction>.jsonl
+        objects.setdefault(Path(path).parent.name, []).append(Path(path))
+    records = comparison_records(
+        _read(Path(args.without_llm)),
+        _read(Path(args.with_llm)),
+        llm_added(objects),
+        args.models,
+        args.embedder,
+    )
+    frame = comparison_frame(records, args.models)
+    latex = comparison_latex(
+        frame, args.decimals, run=args.run, baseline=args.baseline, embedder=args.embedder,
+        n_images=args.n_images,
+    )  # fmt: skip
+    atomic_write_text(Path(args.out), latex)
+    atomic_write_text(Path(args.out).with_suffix(".csv"), twin_csv(records))
+
+
 def metrics(args: argparse.Namespace) -> None:
     """``{table: {model: {embedding: {metric: value}}}}`` from the long-format CSV twins (an
     empty embedding is left out of the nesting), so ``dvc metrics show`` / ``dvc exp show``
