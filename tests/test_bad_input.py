@@ -305,6 +305,22 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path) -> None:
     assert "expected a UTF-8 text file" in line
 
 
+def test_non_utf8_synonyms_of_the_extract_stage_name_file_and_line(tmp_path: Path) -> None:
+    """Guards ``stage extract --synonyms`` (not only ``halluscope chair``): a Latin-1 synonyms
+    file gives its file:line and byte offset, not the decoder's bare message."""
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text('{"image_id": "a", "text": "a man"}\n', encoding="utf-8")
+    synonyms = tmp_path / "synonyms.txt"
+    synonyms.write_bytes(b"person, man\ncar, caf\xe9\n")
+    proc = run_cli(
+        "stage", "extract", "--responses", responses, "--synonyms", synonyms, "--variant",
+        "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
+    )  # fmt: skip
+    line = cli_error(proc, "extract")
+    assert f"{synonyms}:2: synonyms file is not valid UTF-8 (byte offset 20" in line, line
+    assert not (tmp_path / "objects.jsonl").exists()
+
+
 @pytest.mark.parametrize("which", ["annotations", "params"])
 def test_non_utf8_yaml_names_the_file(tmp_path: Path, which: str) -> None:
     """Guards YAML inputs: a non-UTF-8 annotations.yaml / params.yaml names the file and UTF-8."""

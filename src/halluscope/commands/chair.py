@@ -95,14 +95,6 @@ def read_synonyms(path: Path) -> dict[str, str]:
 
     try:
         return load_synonyms(path)
-    except UnicodeDecodeError as err:
-        data = path.read_bytes()
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}:{line}: synonyms file is not valid UTF-8 (byte offset {err.start}: "
-            f"{data[err.start : err.end]!r}); expected a UTF-8 text file in the CHAIR "
-            "synonyms.txt format"
-        ) from None
     except FileNotFoundError:
         raise InputError(f"{path}: synonyms file not found") from None
     except IsADirectoryError:

@@ -275,12 +275,25 @@ def load_synonyms(path: Path | str | None = None) -> dict[str, str]:
     reference quirks are kept on purpose because they change CHAIR numbers: only the line ends
     are stripped, so entries with a leading space (``' motor bike'``) never match a token, and
     case is kept, so ``iPhone`` never matches a lower-cased caption. A blank line inside the
-    file, an empty entry, or a surface form listed under two classes raises ``ValueError``.
+    file, an empty entry, or a surface form listed under two classes raises ``ValueError``; a
+    file that is not UTF-8 an ``InputError`` naming its line and byte offset (for every caller:
+    ``halluscope chair --synonyms`` and the extract stage).
     """
     if path is None:
         return _builtin_mapping()
     path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        from halluscope.io import InputError
+
+        data = path.read_bytes()
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: synonyms file is not valid UTF-8 (byte offset {err.start}: "
+            f"{data[err.start : err.end]!r}); expected a UTF-8 text file in the CHAIR "
+            "synonyms.txt format"
+        ) from None
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:
