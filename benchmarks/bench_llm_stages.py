@@ -67,17 +67,11 @@ def load_config(profile: Path | None) -> dict[str, Any]:
     """``params.yaml`` overlaid by ``profile`` (merged as Snakemake merges config files)."""
     import yaml
 
-    def update(base: dict, over: dict) -> dict:
-        for key, value in over.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                update(base[key], value)
-            else:
-                base[key] = value
-        return base
+    from halluscope.config import overlay
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     if profile is not None:
-        update(config, yaml.safe_load(profile.read_text(encoding="utf-8")))
+        overlay(config, yaml.safe_load(profile.read_text(encoding="utf-8")))
     config["extract"]["method"] = "rule+lexicon+llm"
     config["extract"]["llm_instructions"] = "all"
     return config

@@ -39,17 +39,11 @@ def merged_params(profile: str, extra: dict | None = None) -> dict:
     """params.yaml overlaid by a profile (and ``extra``), merged as Snakemake merges them."""
     import yaml
 
-    def update(base: dict, over: dict) -> dict:
-        for key, value in over.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                update(base[key], value)
-            else:
-                base[key] = value
-        return base
+    from halluscope.config import overlay
 
     base = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     over = yaml.safe_load((ROOT / "config/profiles" / f"{profile}.yaml").read_text("utf-8"))
-    return update(update(base, over), extra or {})
+    return overlay(base, over, extra or {})
 
 
 def demo_items() -> dict[str, dict]:

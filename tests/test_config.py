@@ -69,23 +69,7 @@ def test_snakemake_refuses_bad_params_with_key_name(tmp_path, params: dict) -> N
     bad["figures"]["dpi"] = "high"
     override = tmp_path / "bad.yaml"
     override.write_text(yaml.safe_dump(bad))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "--configfile",
-            str(override),
-            "-d",
-            str(ROOT),
-            "-s",
-            str(ROOT / "Snakefile"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    proc = _snakemake_dry_run(tmp_path, override)
     assert proc.returncode != 0
     assert "figures.dpi" in proc.stdout + proc.stderr
 

@@ -219,3 +219,16 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise ConfigError(f"{path}: expected a mapping at the top level")
     validate(config, source=str(path))
     return config
+
+
+def overlay(base: dict[str, Any], *overs: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated in place by each of ``overs`` in turn, nested mappings merged key by key
+    and any other value replaced: how Snakemake merges ``--configfile`` files over
+    ``configfile:``, so a script or test sees the config a profile run sees."""
+    for over in overs:
+        for key, value in over.items():
+            if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+                overlay(base[key], value)
+            else:
+                base[key] = value
+    return base
