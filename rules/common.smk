@@ -137,17 +137,12 @@ def caos_figure_files(dataset=RUN):
     )
 
 
-# Tri-HE, PhD and NOPE (rules/trihe.smk, phd.smk, nope.smk): per-model scores, tables, figures.
+# Tri-HE and NOPE (rules/trihe.smk, nope.smk): per-model scores, tables, figures. The packaged
+# benchmarks (PhD, AMBER) keep theirs in src/halluscope/benchmarks/<name>/common.smk.
 def trihe_score_files(dataset=RUN):
     if not config["trihe"]["enabled"]:
         return []
     return expand("results/trihe/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
-
-
-def phd_score_files(dataset=RUN):
-    if not config["phd"]["enabled"]:
-        return []
-    return expand("results/phd/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
 
 
 def nope_shard_files(dataset=RUN):
@@ -166,16 +161,9 @@ def _enabled(pairs):
 
 
 def benchmark_table_files(dataset=RUN):
-    """The Tri-HE / PhD / NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and
-    CSV twins that rule `tables` assembles (enabled ones only)."""
-    names = _enabled(
-        (
-            ("trihe_table", "trihe"),
-            ("phd_table", "phd"),
-            ("nope_table", "nope"),
-            ("nope_breakdown", "nope"),
-        )
-    )
+    """The Tri-HE / NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV
+    twins that rule `tables` assembles (enabled ones only)."""
+    names = _enabled((("trihe_table", "trihe"), ("nope_table", "nope"), ("nope_breakdown", "nope")))
     names += [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
     return expand(
         "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
@@ -183,10 +171,10 @@ def benchmark_table_files(dataset=RUN):
 
 
 def benchmark_figure_files(dataset=RUN):
-    """The Tri-HE bars, the PhD heatmap and the NOPE question types (enabled benchmarks only)."""
-    names = _enabled(
-        (("trihe_bars", "trihe"), ("phd_heatmap", "phd"), ("nope_question_types", "nope"))
-    )
+    """The Tri-HE bars, the NOPE question types and the packaged benchmarks' figures (enabled
+    benchmarks only)."""
+    names = _enabled((("trihe_bars", "trihe"), ("nope_question_types", "nope")))
+    names += [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
     return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
 
 
@@ -221,8 +209,6 @@ def report_title(name):
         "llm_comparison": "Table 1 with and without the LLM extractor",
         "trihe_table": "Tri-HE Hallu_I / Hallu_Q per model",
         "trihe_bars": "Tri-HE object vs relation hallucination",
-        "phd_table": "PhD Index per mode x task",
-        "phd_heatmap": "PhD Index heatmap (mode x task)",
         "nope_table": "NOPE accuracy, METEOR, NegP accuracy",
         "nope_breakdown": "NOPE NegP accuracy by question type and relevance",
         "nope_question_types": "NOPE accuracy per question type",
@@ -274,7 +260,7 @@ PAPER_SECTIONS = {  # profile -> (section template, tables, figures)
     ),
     "pope-captions-llm500": ("caos-llm", ["llm_comparison"], []),
     "trihe-gqa": ("trihe-real", ["trihe_table"], ["trihe_bars"]),
-    "phd-ccs": ("phd-real", ["phd_table"], ["phd_heatmap"]),
+    **{profile: section for b in BENCHMARKS for profile, section in b.paper},
     "demo": (
         "demo",
         ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity",

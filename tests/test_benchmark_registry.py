@@ -32,11 +32,16 @@ def test_a_benchmark_is_its_folder(benchmark) -> None:
         assert callable(dataset_items()[dataset])
 
 
-def test_an_absent_section_means_disabled_and_the_demo_does_not_name_it() -> None:
+def test_the_demo_runs_exactly_the_benchmarks_with_a_dvc_stage() -> None:
+    """A benchmark the demo runs (PhD) is a DVC stage; one it does not run (AMBER) has no
+    section in params.yaml at all (an absent section means disabled) and no DVC stage."""
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    document = dvc_yaml()
     for benchmark in BENCHMARKS:
-        assert benchmark.name not in config
-        assert not benchmark.enabled(config)
+        assert benchmark.enabled(config) == bool(benchmark.dvc_params)
+        assert (f"\n  {benchmark.name}:\n" in document) == bool(benchmark.dvc_params)
+        if not benchmark.dvc_params:
+            assert benchmark.name not in config
     validate(config)
 
 
@@ -57,8 +62,13 @@ def test_stage_commands_and_answerers_come_from_the_packages() -> None:
 
     assert {"amber-prompts", "amber-answers", "amber-score", "amber-table"} <= set(stage_names())
     assert [m.__name__ for m in import_plugins("simulated")] == [
-        "halluscope.benchmarks.amber.simulated"
+        "halluscope.benchmarks.phd.simulated",
+        "halluscope.benchmarks.amber.simulated",
     ]
+    assert {"phd-prompts", "phd-answers", "phd-score", "phd-table", "phd-figure"} <= set(
+        stage_names()
+    )
+    assert "phd" in answered_tasks()
     assert "amber" in answered_tasks()
     out = subprocess.run(
         [sys.executable, "-m", "halluscope.cli", "stage", "amber-score", "--help"],
@@ -75,7 +85,6 @@ def test_code_stage_digests_the_package_and_dvc_yaml_holds_only_the_demo() -> No
     data = {p.relative_to(ROOT).as_posix() for p in code_files("data", ROOT)}
     assert "src/halluscope/benchmarks/amber/data.py" in data
     assert "src/halluscope/benchmarks/amber/metric.py" not in data  # closures stay per stage
-    assert "\n  amber:" not in dvc_yaml()
 
 
 def test_the_dag_of_the_profile_has_the_benchmarks_jobs(tmp_path: Path) -> None:

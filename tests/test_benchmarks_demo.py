@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
 
-from halluscope.data.phd import CONTEXT_INSTRUCTION, build_prompts
+from halluscope.benchmarks.phd.data import CONTEXT_INSTRUCTION, build_prompts
 from halluscope.io import InputError
 from halluscope.models.base import Request, user_message
 from halluscope.models.sim import (
@@ -335,7 +335,8 @@ def test_sim_truth_changes_the_cache_version_only_for_sims() -> None:
 
 
 def test_tables_say_simulated() -> None:
-    from halluscope.report.benchmarks import phd_table_latex, trihe_table_latex
+    from halluscope.benchmarks.phd.report import phd_table_latex
+    from halluscope.report.benchmarks import trihe_table_latex
 
     rates = {"hallu_i": 10.0, "hallu_q": 12.0, "object_i": 4.0, "object_q": 5.0}
     rates |= {"relation_i": 6.0, "relation_q": 7.0}

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.cli import main
-from halluscope.data.phd import (
+from halluscope.benchmarks.phd.data import (
     CONTEXT_INSTRUCTION,
     UNKNOWN_TASK,
     build_prompts,
@@ -18,8 +17,9 @@ from halluscope.data.phd import (
     load_phd,
     load_phd_ccs,
 )
+from halluscope.benchmarks.phd.metric import PARSER_NAME, parse_yes_no, phd_index, phd_scores
+from halluscope.cli import main
 from halluscope.io import InputError
-from halluscope.metrics.phd import PARSER_NAME, parse_yes_no, phd_index, phd_scores
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CCS = SHARED / "phd" / "data_ccs.json"

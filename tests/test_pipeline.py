@@ -33,7 +33,7 @@ def edit_params(root: Path, edit) -> None:
 def test_outputs_exist_and_say_simulated(project: Path) -> None:
     tables = sorted(p.name for p in (project / "results/tables/demo").glob("*.tex"))
     expected = {"caos_ratios.tex", "caos_table1.tex", "caos_table2.tex"}
-    expected |= {"trihe_table.tex", "phd_table.tex"}  # rules/trihe.smk, rules/phd.smk
+    expected |= {"trihe_table.tex", "phd_table.tex"}  # rules/trihe.smk, benchmarks/phd/rules.smk
     expected |= {"nope_table.tex", "nope_breakdown.tex"}  # rules/nope.smk
     assert expected <= set(tables), tables
     for table in tables:
@@ -115,7 +115,7 @@ def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: 
     root = copy_project(tmp_path / "code")
     shutil.copytree(project / "results", root / "results", symlinks=True)
     shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
-    module = root / "src/halluscope/stages/phd.py"
+    module = root / "src/halluscope/benchmarks/phd/stages.py"
     module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     jobs = planned_jobs(root, "results/tables/", "all")
     assert {"phd_prompts", "phd_answers", "phd_score"} <= set(jobs), jobs

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from halluscope.benchmarks import ANSWERING
+
 CORE_CODE = [
     "Snakefile",
     "rules/common.smk",
@@ -48,27 +50,46 @@ def benchmark_data_code() -> list[str]:
     return [b.module_file("data") for b in BENCHMARKS if b.datasets]
 
 
-def benchmark_stages() -> list[Stage]:
+def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
     """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
-    its stage, command and simulated-answerer modules, for the Snakemake code digest. Not DVC
-    stages: ``dvc.yaml`` reproduces the demo profile, which runs none of them."""
+    its stage, command and simulated-answerer modules, for the Snakemake code digest. Those with
+    ``dvc_params`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         Stage(
             b.name,
             f"{b.name}_all",
-            [b.name],
+            list(b.dvc_params or [b.name]),
             [
-                b.rules.relative_to(b.folder.parents[3]).as_posix(),
+                _repo_path(b.rules),
                 *(b.module_file(m) for m in ("stages", "commands", "simulated") if b.module(m)),
+                *b.dvc_data,
             ],
             [f"results/{b.name}"],
             ["results/data"],
             b.title,
         )
         for b in BENCHMARKS
+        if b.dvc_params or not dvc_only
     ]
+
+
+def benchmark_report_code() -> list[str]:
+    """The rules files and report modules of the packaged benchmarks the demo runs (DVC stages):
+    the figures and tables stages run them."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [
+        path
+        for b in BENCHMARKS
+        if b.dvc_params
+        for path in (_repo_path(b.rules), *(b.module_file(m) for m in ("report",) if b.module(m)))
+    ]
+
+
+def _repo_path(path: Path) -> str:
+    return path.relative_to(Path(__file__).resolve().parents[2]).as_posix()
 
 
 STAGES: list[Stage] = [
@@ -128,15 +149,7 @@ STAGES: list[Stage] = [
     Stage(
         "trihe",
         "trihe_all",
-        [
-            "trihe",
-            "models",
-            "generate.models",
-            "generate.seed",
-            "generate.max_new_tokens",
-            "generate.temperature",
-            "generate.template_version",
-        ],
+        ["trihe", *ANSWERING],
         [
             "rules/trihe.smk",
             "src/halluscope/commands/stages_benchmarks.py",
@@ -147,40 +160,11 @@ STAGES: list[Stage] = [
         ["results/data"],
         "Tri-HE answers, triplets, judgements, Hallu_Q / Hallu_I",
     ),
-    Stage(
-        "phd",
-        "phd_all",
-        [
-            "phd",
-            "models",
-            "generate.models",
-            "generate.seed",
-            "generate.max_new_tokens",
-            "generate.temperature",
-            "generate.template_version",
-        ],
-        [
-            "rules/phd.smk",
-            "src/halluscope/commands/stages_benchmarks.py",
-            "src/halluscope/stages/phd.py",
-            "data/demo/phd_questions.yaml",
-        ],
-        ["results/phd"],
-        ["results/data"],
-        "PhD prompts, answers and PhD Index per mode x task",
-    ),
+    *benchmark_stages(dvc_only=True),
     Stage(
         "nope",
         "nope_all",
-        [
-            "nope",
-            "models",
-            "generate.models",
-            "generate.seed",
-            "generate.max_new_tokens",
-            "generate.temperature",
-            "generate.template_version",
-        ],
+        ["nope", *ANSWERING],
         [
             "rules/nope.smk",
             "src/halluscope/commands/stages_nope.py",
@@ -232,6 +216,7 @@ STAGES: list[Stage] = [
             "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/commands/stages_nope.py",
             "src/halluscope/report/benchmarks.py",
+            *benchmark_report_code(),
         ],
         ["results/figures"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
@@ -255,12 +240,12 @@ STAGES: list[Stage] = [
         [
             "rules/tables.smk",
             "rules/trihe.smk",
-            "rules/phd.smk",
             "rules/nope.smk",
             "src/halluscope/stages/report.py",
             "src/halluscope/commands/stages_benchmarks.py",
             "src/halluscope/commands/stages_nope.py",
             "src/halluscope/report/benchmarks.py",
+            *benchmark_report_code(),
         ],
         ["results/report", "results/tables"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
@@ -429,7 +414,7 @@ def code_files(stage: str, root: Path) -> list[Path]:
     stage imports (even transitively) changes its digest and reruns it. The core modules (the
     CLI dispatch, config, io) are digested as files, not expanded: the CLI imports every stage
     lazily, and expanding it would make every stage depend on all the others."""
-    by_name = {s.name: s for s in [*STAGES, *benchmark_stages()]}
+    by_name = {s.name: s for s in [*benchmark_stages(), *STAGES]}
     if stage not in by_name:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
     files = {root / e for e in [*CORE_CODE, *by_name[stage].code] if e.startswith(DISPATCH)}

@@ -42,7 +42,14 @@ class Benchmark:
     package: str
     datasets: tuple[str, ...] = ()  # data.dataset values whose items it defines
     tables: tuple[str, ...] = ()  # results/report/<profile>/<table>.{tex,csv}
+    figures: tuple[str, ...] = ()  # results/figures/<profile>/<figure>.{pdf,png}
     titles: tuple[tuple[str, str], ...] = ()  # (table or figure, its label in the report)
+    # (profile, (paper/sections/<template>.tex, tables, figures)): its reproduction-report section
+    paper: tuple[tuple[str, tuple[str, list[str], list[str]]], ...] = ()
+    # Params keys of its DVC stage when the demo profile runs it (empty: not a DVC stage), and the
+    # data files that stage reads besides the package's code.
+    dvc_params: tuple[str, ...] = ()
+    dvc_data: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -71,7 +78,32 @@ class Benchmark:
         return bool((config.get(self.name) or {}).get("enabled", False))
 
 
+#: Generation settings every answering benchmark's DVC stage reads.
+ANSWERING = (
+    "models",
+    "generate.models",
+    "generate.seed",
+    "generate.max_new_tokens",
+    "generate.temperature",
+    "generate.template_version",
+)
+
 BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "phd",
+        "PhD prompts, answers and PhD Index per mode x task",
+        "halluscope.benchmarks.phd",
+        datasets=("phd-ccs",),
+        tables=("phd_table",),
+        figures=("phd_heatmap",),
+        titles=(
+            ("phd_table", "PhD Index per mode x task"),
+            ("phd_heatmap", "PhD Index heatmap (mode x task)"),
+        ),
+        paper=(("phd-ccs", ("phd-real", ["phd_table"], ["phd_heatmap"])),),
+        dvc_params=("phd", *ANSWERING),
+        dvc_data=("data/demo/phd_questions.yaml",),
+    ),
     Benchmark(
         "amber",
         "AMBER (generative task)",

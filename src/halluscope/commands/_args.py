@@ -19,6 +19,7 @@ S = {"required": True}
 J = {"type": json.loads, "required": True}
 I = {"type": int, "required": True}  # noqa: E741
 FILES = {"type": Path, "nargs": "+"}
+DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
     ("--items", P),

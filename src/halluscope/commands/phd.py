@@ -2,7 +2,7 @@
 
 Each line: ``{"id", "mode": "base"|"iac"|"icc"|"ccs" ("sec" = iac), "task", "label":
 "yes"|"no", "answer": str}``. Definitions and the answer parser:
-:mod:`halluscope.metrics.phd`.
+:mod:`halluscope.benchmarks.phd.metric`.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ def add_parser(subparsers: Any) -> None:
 
 def read_answers(path: Path) -> list[Any]:
     """Read and check the answers; every error names the file and the line."""
-    from halluscope.data.phd import canonical_mode
+    from halluscope.benchmarks.phd.data import canonical_mode
+    from halluscope.benchmarks.phd.metric import PhdAnswer
     from halluscope.io import iter_jsonl
-    from halluscope.metrics.phd import PhdAnswer
 
     out = []
     seen: dict[str, int] = {}
@@ -90,8 +90,8 @@ def read_answers(path: Path) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.phd.metric import phd_report
     from halluscope.io import write_json
-    from halluscope.metrics.phd import phd_report
 
     answers = read_answers(args.responses)
     if not answers:

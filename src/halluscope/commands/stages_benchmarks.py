@@ -1,8 +1,8 @@
-"""Stage entry points of the Tri-HE and PhD rules (``halluscope stage-trihe-*``, ``stage-phd-*``).
+"""Stage entry points of the Tri-HE rules (``halluscope stage trihe-*``).
 
 Thin wrappers: parse the arguments the rules pass (JSON for structured params, so Snakemake
-tracks them as ``params:``) and call :mod:`halluscope.stages.trihe`, :mod:`halluscope.stages.phd`
-and :mod:`halluscope.report.benchmarks`. Heavy imports happen inside the handlers.
+tracks them as ``params:``) and call :mod:`halluscope.stages.trihe` and
+:mod:`halluscope.report.benchmarks`. Heavy imports happen inside the handlers.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ import json
 import sys
 from typing import Any
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
+from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, S, add, answer_inputs
 from halluscope.io import reports_by_model
-
-DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the Tri-HE and PhD stage subcommands."""
+    """Register the Tri-HE stage subcommands."""
     add(
         subparsers,
         "stage-trihe-questions",
@@ -85,61 +83,6 @@ def add_parser(subparsers: Any) -> None:
         ("--out-stem", P),
         ("scores", FILES),
     )
-    add(
-        subparsers,
-        "stage-phd-prompts",
-        "PhD prompts per mode",
-        _phd_prompts,
-        ("--items", P),
-        ("--questions", P),
-        ("--modes", J),
-        ("--out", P),
-    )
-    add(
-        subparsers,
-        "stage-phd-answers",
-        "PhD answers of one model",
-        _phd_answers,
-        ("--prompts", P),
-        *ANSWER_ARGS,
-    )
-    add(
-        subparsers,
-        "stage-phd-score",
-        "PhD Index of one model",
-        _phd_score,
-        ("--answers", P),
-        ("--out", P),
-    )
-    add(
-        subparsers,
-        "stage-phd-table",
-        "PhD LaTeX table",
-        _phd_table,
-        ("--models", J),
-        ("--modes", J),
-        ("--decimals", I),
-        ("--dataset", DATASET),
-        ("--out", P),
-        ("reports", FILES),
-    )
-    add(
-        subparsers,
-        "stage-phd-figure",
-        "PhD mode x task heatmap",
-        _phd_figure,
-        ("--models", J),
-        ("--modes", J),
-        ("--dpi", I),
-        ("--out-stem", P),
-        ("reports", FILES),
-    )
-
-
-def _canonical_modes(modes: list[str]) -> list[str]:
-    from halluscope.data.phd import canonical_mode
-
-    return list(dict.fromkeys(canonical_mode(m) for m in modes))
 
 
 # ------------------------------------------------------------------------------------- Tri-HE
@@ -203,45 +146,3 @@ def _trihe_figure(args: argparse.Namespace) -> None:
 
     scores = reports_by_model(args.scores, args.models)
     plot_trihe_bars(scores, args.models, args.judge, args.out_stem, dpi=args.dpi)
-
-
-# ---------------------------------------------------------------------------------------- PhD
-
-
-def _phd_prompts(args: argparse.Namespace) -> None:
-    from halluscope.stages import phd
-
-    phd.prompts(args.items, args.questions, args.modes, args.out)
-
-
-def _phd_answers(args: argparse.Namespace) -> None:
-    from halluscope.stages import phd
-
-    phd.answers(*answer_inputs(args, args.prompts), args.out)
-
-
-def _phd_score(args: argparse.Namespace) -> None:
-    from halluscope.stages import phd
-
-    phd.score(args.answers, args.out)
-
-
-def _phd_table(args: argparse.Namespace) -> None:
-    from halluscope.io import atomic_write_text
-    from halluscope.report.benchmarks import phd_frame, phd_table_latex
-    from halluscope.report.tables import frame_records, twin_csv
-
-    reports = reports_by_model(args.reports, args.models)
-    modes = _canonical_modes(args.modes)
-    latex = phd_table_latex(reports, args.models, modes, args.decimals, dataset=args.dataset)
-    atomic_write_text(args.out, latex)
-    frame = phd_frame(reports, args.models, modes)
-    atomic_write_text(args.out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
-
-
-def _phd_figure(args: argparse.Namespace) -> None:
-    from halluscope.report.benchmarks import plot_phd_heatmap
-
-    reports = reports_by_model(args.reports, args.models)
-    modes = _canonical_modes(args.modes)
-    plot_phd_heatmap(reports, args.models, modes, args.out_stem, dpi=args.dpi)

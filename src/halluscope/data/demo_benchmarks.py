@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from halluscope.data.phd import PhdRecord
+from halluscope.benchmarks.phd.data import PhdRecord
 from halluscope.io import InputError
 
 #: PhD's five tasks (upstream README "Mode and Task"), as the ``task`` values of the records.

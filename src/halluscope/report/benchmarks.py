@@ -1,4 +1,5 @@
-"""Tri-HE and PhD tables (booktabs LaTeX) and figures (deterministic PDF/PNG).
+"""Tri-HE and NOPE tables (booktabs LaTeX) and figures (deterministic PDF/PNG); the helpers
+every benchmark's tables and figures share (PhD's: :mod:`halluscope.benchmarks.phd.report`).
 
 Same rules as :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`: tables go
 through ``Styler.to_latex`` (fixed decimals, ``--`` for missing values, no dates), free text is
@@ -9,13 +10,11 @@ escaped, figures are drawn in :func:`~halluscope.report.figures.style_context` a
 - :func:`trihe_table_latex`: Tri-HE's Table 2 layout, models x Hallu_I / Hallu_Q (percent, lower
   is better): the first judge with Overall, Object and Relation (as the paper's LLM-judge
   columns), every further judge with Overall (as the paper's NLI-judge columns).
-- :func:`phd_table_latex`: PhD Index per model x mode (rows) and task (columns), plus "All".
 - :func:`nope_table_latex`: NOPE's Table 3 layout, models x (NegP questions: accuracy, METEOR,
   NegP accuracy | other questions: accuracy, METEOR), percent.
 - :func:`nope_breakdown_latex`: accuracy and NegP accuracy on the NegP questions by question type
   and object-scene relevance (the paper's Figures 9 and 10 as a table).
 - :func:`plot_trihe_bars`: object vs relation Hallu_I and Hallu_Q per model (first judge).
-- :func:`plot_phd_heatmap`: PhD Index mode x task, one panel per model.
 - :func:`plot_nope_question_types`: accuracy per question type per model, NegP and other
   questions.
 """
@@ -36,14 +35,6 @@ JUDGE_LABELS: dict[str, str] = {
     "similarity": "Similarity (``NLI'') judge",
     "nli": "NLI judge",
     "llm": "LLM judge",
-}
-PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
-PHD_TASK_LABELS: dict[str, str] = {
-    "object_recognition": "Object",
-    "attribute_recognition": "Attribute",
-    "sentiment_understanding": "Sentiment",
-    "positional_reasoning": "Position",
-    "counting": "Counting",
 }
 _HALLU = {"i": r"Hallu$_{\mathrm{I}}\downarrow$", "q": r"Hallu$_{\mathrm{Q}}\downarrow$"}
 NOPE_TYPES: tuple[str, ...] = ("color", "object", "location", "counting", "person")
@@ -171,67 +162,6 @@ def trihe_table_latex(
 
 
 # ---------------------------------------------------------------------------------------- PhD
-
-
-def phd_frame(
-    reports: Mapping[str, Mapping[str, Any]],
-    models: Sequence[str],
-    modes: Sequence[str],
-    tasks: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """(model, mode) x (tasks..., All) PhD Index; missing cells NaN."""
-    if tasks is None:
-        seen = {t for r in reports.values() for t in r.get("by_task", {})}
-        tasks = [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
-    index, rows = [], []
-    for model in models:
-        report = reports.get(model, {})
-        for mode in modes:
-            cells = report.get("by_mode_task", {}).get(mode, {})
-            row = [cells.get(t, {}).get("overall") for t in tasks]
-            row.append(report.get("by_mode", {}).get(mode, {}).get("overall"))
-            rows.append([float("nan") if v is None else float(v) for v in row])
-            index.append((latex_escape(model), latex_escape(PHD_MODE_LABELS.get(mode, mode))))
-    columns = [latex_escape(PHD_TASK_LABELS.get(t, t)) for t in tasks] + ["All"]
-    return pd.DataFrame(
-        rows, index=pd.MultiIndex.from_tuples(index, names=["Model", "Mode"]), columns=columns
-    )
-
-
-def phd_table_latex(
-    reports: Mapping[str, Mapping[str, Any]],
-    models: Sequence[str],
-    modes: Sequence[str],
-    decimals: int = 2,
-    *,
-    label: str = "tab:phd",
-    dataset: str = "demo",
-) -> str:
-    """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json."""
-    frame = phd_frame(reports, models, modes)
-    overall = ", ".join(
-        f"{latex_escape(m)} {reports[m]['overall']:.{decimals}f}"
-        for m in models
-        if reports.get(m, {}).get("overall") is not None
-    )
-    caption = (
-        _sim_note(models, dataset)
-        + "PhD Index (harmonic mean of the yes- and no-recall; higher is better, a model that "
-        "always answers yes or always no scores 0) per mode and task; ``All'' pools a mode's "
-        "tasks. Modes: base (question only), iac (inaccurate context, the paper's sec), icc "
-        "(incorrect context), ccs (counter-common-sense items"
-        + ("; on the demo images, ccs-style questions" if dataset == "demo" else "")
-        + ")."
-        + (f" Overall: {overall}." if overall else "")
-    )
-    latex = _to_latex(
-        frame,
-        decimals=decimals,
-        caption=caption,
-        label=label,
-        column_format="ll" + "r" * frame.shape[1],
-    )
-    return _space_models(latex, len(modes), len(models))
 
 
 def _space_models(latex: str, n_modes: int, n_models: int) -> str:
@@ -446,57 +376,6 @@ def plot_trihe_bars(
         title = f"Tri-HE object vs relation hallucination ({JUDGE_LABELS.get(judge, judge)})"
         title = title.replace("``", '"').replace("''", '"')
         paths = _finish_figure(fig, title, models, stem, dpi, sep="\n")
-    return paths
-
-
-def plot_phd_heatmap(
-    reports: Mapping[str, Mapping[str, Any]],
-    models: Sequence[str],
-    modes: Sequence[str],
-    stem: str | Path,
-    dpi: int = 200,
-) -> list[Path]:
-    """PhD Index mode x task, one panel per model (shared 0-1 colour scale), PDF + PNG."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from halluscope.report.figures import style_context
-
-    frame = phd_frame(reports, models, modes)
-    tasks = [c for c in frame.columns if c != "All"]
-    with style_context():
-        fig, axes = plt.subplots(
-            1, len(models), figsize=(3.3 * len(models) + 0.8, 3.4), squeeze=False
-        )
-        for i, (ax, model) in enumerate(zip(axes[0], models, strict=True)):
-            panel = frame.xs(latex_escape(model), level="Model")[tasks]
-            panel.index = [PHD_MODE_LABELS.get(m, m) for m in modes]
-            sns.heatmap(
-                panel.astype(float),
-                ax=ax,
-                vmin=0.0,
-                vmax=1.0,
-                cmap="viridis",
-                annot=True,
-                fmt=".2f",
-                annot_kws={"fontsize": "x-small"},
-                cbar=i == len(models) - 1,
-                cbar_kws={"label": "PhD Index"},
-                linewidths=0.5,
-                linecolor="white",
-            )
-            ax.grid(False)
-            ax.set_facecolor("0.93")  # cells without items
-            ax.set_title(model)
-            ax.set_xlabel("")
-            ax.tick_params(axis="x", rotation=35)
-            for text in ax.get_xticklabels():
-                text.set_horizontalalignment("right")
-            ax.tick_params(axis="y", rotation=0)
-            if i:
-                ax.set_yticklabels([])
-        title = "PhD Index by mode and task"
-        paths = _finish_figure(fig, title, models, stem, dpi)
     return paths
 
 

@@ -10,11 +10,8 @@ Datasets:
 * ``trihe-gqa``: the 300 GQA images of Tri-HE (``trihe/tri-he.json``); ``relations`` = the image's
   scene-graph triplets (the judges' references), ``other_objects`` = its object list. Images
   from ``data.images`` (``<image_id>.jpg``) when given, else ``image: null``.
-* ``phd-ccs``: the images of PhD's counter-common-sense subset (``phd/data_ccs.json``); no
-  annotations besides the questions. Images from ``data.images`` (the folder that holds
-  upstream's ``images/CCS_images/``) when given, else ``image: null``.
-* a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. AMBER's
-  ``amber-gen``): items from that benchmark's own ``data.items``.
+* a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. PhD's
+  ``phd-ccs``, AMBER's ``amber-gen``): items from that benchmark's own ``data.items``.
 ``data.limit`` keeps the first N images of the file (for a quick look or an LLM stage on a
 subset); the tables say so in their setting note.
 Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,
@@ -28,7 +25,7 @@ from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
 
-DATASETS = ("demo", "pope-captions", "coco", "trihe-gqa", "phd-ccs")
+DATASETS = ("demo", "pope-captions", "coco", "trihe-gqa")
 
 
 def run(
@@ -156,30 +153,7 @@ def trihe_items(options: dict[str, Any]) -> list[dict]:
     return out
 
 
-def phd_ccs_items(options: dict[str, Any]) -> list[dict]:
-    """Items of PhD's CCS images (one per image, in order of first appearance)."""
-    from halluscope.data.fetch import resolve
-    from halluscope.data.phd import load_phd_ccs
-
-    records = load_phd_ccs(resolve(options.get("image_list", "phd/data_ccs.json")))
-    first: dict[str, str] = {}
-    for record in records:
-        first.setdefault(
-            record.image_id, record.image_path or f"images/CCS_images/{record.image_id}.png"
-        )
-    out = []
-    for image_id, relative in limit_records(list(first.items()), options):
-        out.append(
-            image_item(
-                image_id,
-                image_file(options, relative, image_id),
-                {"dataset": "PhD-ccs", "image_path": relative},
-            )
-        )
-    return out
-
-
-BENCHMARK_ITEMS = {"trihe-gqa": trihe_items, "phd-ccs": phd_ccs_items}
+BENCHMARK_ITEMS = {"trihe-gqa": trihe_items}
 
 
 def load_items(path: str | Path) -> dict[str, dict]:

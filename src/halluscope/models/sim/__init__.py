@@ -16,11 +16,12 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 - :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
   (``oracle``), :mod:`~halluscope.models.sim.pope` (``yesno``), :mod:`~halluscope.models.sim.trihe`
-  (``trihe``, ``trihe-describe``, ``trihe-answer``), :mod:`~halluscope.models.sim.phd` (``phd``)
-  and :mod:`~halluscope.models.sim.nope` (``nope``): what each task answers, in their docstrings.
+  (``trihe``, ``trihe-describe``, ``trihe-answer``) and :mod:`~halluscope.models.sim.nope`
+  (``nope``): what each task answers, in their docstrings. The packaged benchmarks register
+  their own (``halluscope.benchmarks.<name>.simulated``: ``phd``, ``amber``).
 """
 
-from halluscope.models.sim import captions, nope, oracle, phd, pope, trihe  # noqa: F401 (plug-ins)
+from halluscope.models.sim import captions, nope, oracle, pope, trihe  # noqa: F401 (plug-ins)
 from halluscope.models.sim.captions import compose_text, instruction_style
 from halluscope.models.sim.core import (
     SIM_VERSION,

@@ -198,3 +198,29 @@ def build_prompts(
                 )
             )
     return out
+
+
+def items(options: dict[str, Any]) -> list[dict]:
+    """Items of dataset ``phd-ccs``: PhD's counter-common-sense images (``phd/data_ccs.json``),
+    one per image in order of first appearance, no annotations besides the questions; images from
+    ``data.images`` (the folder that holds upstream's ``images/CCS_images/``) when given, else
+    ``image: null``."""
+    from halluscope.data.fetch import resolve
+    from halluscope.stages.data import image_file, image_item, limit_records
+
+    records = load_phd_ccs(resolve(options.get("image_list", "phd/data_ccs.json")))
+    first: dict[str, str] = {}
+    for record in records:
+        first.setdefault(
+            record.image_id, record.image_path or f"images/CCS_images/{record.image_id}.png"
+        )
+    out = []
+    for image_id, relative in limit_records(list(first.items()), options):
+        out.append(
+            image_item(
+                image_id,
+                image_file(options, relative, image_id),
+                {"dataset": "PhD-ccs", "image_path": relative},
+            )
+        )
+    return out

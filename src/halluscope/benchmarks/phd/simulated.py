@@ -2,7 +2,8 @@
 
 The answer key's ``label`` is ``"yes"`` or ``"no"``. A yes-question gets "No." with probability
 ``yesno_miss_rate``, a no-question "Yes." with probability ``yes_bias``. When the prompt carries a
-PhD context (it contains :data:`halluscope.data.phd.CONTEXT_INSTRUCTION`, modes iac/sec and icc),
+PhD context (it contains :data:`~halluscope.benchmarks.phd.data.CONTEXT_INSTRUCTION`, modes
+iac/sec and icc),
 that error probability ``p`` becomes ``p + s * (1 - p)``: the model follows the text instead of
 the image that much more often, with ``s = context_susceptibility`` for an incorrect context and
 half of it when the answer key's ``mode`` is ``"iac"`` (an inaccurate context misleads less than
@@ -25,7 +26,7 @@ def answer_phd(
     model: SimulatedLVLM, request: Request, item: Mapping[str, Any] | None
 ) -> tuple[str, dict]:
     """``Yes.`` or ``No.``: the label, flipped with the (context-raised) error probability."""
-    from halluscope.data.phd import CONTEXT_INSTRUCTION
+    from halluscope.benchmarks.phd.data import CONTEXT_INSTRUCTION
 
     p = model.profile
     label = model.truth(request, "label")

@@ -3,10 +3,11 @@
 PhD (Liu et al., CVPR 2025) asks yes/no questions in four modes: ``base`` (the question alone),
 ``iac`` (an inaccurate context first; the paper's first version calls it ``sec``), ``icc`` (an
 incorrect context first) and ``ccs`` (counter-common-sense items), over five tasks. Prompts are
-built exactly as upstream's ``get_data`` builds them (:func:`halluscope.data.phd.build_prompts`);
+built exactly as upstream's ``get_data`` builds them
+(:func:`halluscope.benchmarks.phd.data.build_prompts`);
 the demo's records are ``data/demo/phd_questions.yaml``. Scores: the PhD Index (harmonic mean
 of the yes- and no-recall) with halluscope's documented yes/no parser
-(:mod:`halluscope.metrics.phd`), per mode, task and mode x task.
+(:mod:`halluscope.benchmarks.phd.metric`), per mode, task and mode x task.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path) -> None:
     """Every (mode, record, label) prompt, mode by mode in the order given, as JSONL."""
-    from halluscope.data.phd import build_prompts, canonical_mode
+    from halluscope.benchmarks.phd.data import build_prompts, canonical_mode
 
     records = load_records(questions_path, load_items(items_path))
     paths = {r.image_id: r.image_path for r in records}
@@ -51,8 +52,8 @@ def load_records(questions_path: Path, items: dict[str, dict]) -> list:
     Why restrict: ``data.limit`` keeps the first images only; records of other images are left
     out (counted in the log), and a dataset image without any record is an error.
     """
+    from halluscope.benchmarks.phd.data import load_phd, load_phd_ccs
     from halluscope.data.fetch import resolve_input
-    from halluscope.data.phd import load_phd, load_phd_ccs
 
     path = resolve_input(questions_path)
     if path.suffix != ".json":
@@ -115,8 +116,8 @@ def answers(
 
 def score(answers_path: Path, out: Path) -> dict:
     """PhD Index overall, per mode, task and mode x task for one model's answers."""
-    from halluscope.data.phd import canonical_mode
-    from halluscope.metrics.phd import PhdAnswer, phd_report
+    from halluscope.benchmarks.phd.data import canonical_mode
+    from halluscope.benchmarks.phd.metric import PhdAnswer, phd_report
 
     rows = read_jsonl(answers_path)
     report = phd_report(

@@ -1,5 +1,8 @@
 # PhD: prompts per mode x task -> answers per model -> PhD Index by mode x task, the mode x task
-# table and heatmap. Stage code: src/halluscope/stages/phd.py.
+# table and heatmap. Included by the Snakefile through halluscope.benchmarks; stage code:
+# src/halluscope/benchmarks/phd/stages.py (commands.py, report.py beside it).
+
+include: "common.smk"
 
 
 rule phd_prompts:
@@ -14,7 +17,7 @@ rule phd_prompts:
         modes=json_arg(config["phd"]["modes"]),
         code=code_version("phd"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/prompts.log",
     shell:
@@ -36,7 +39,7 @@ rule phd_answers:
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("phd"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/{model}/answers.log",
     shell:
@@ -55,7 +58,7 @@ rule phd_score:
     params:
         code=code_version("phd"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/{model}/score.log",
     shell:
@@ -68,14 +71,20 @@ rule phd_table:
         lambda wc: phd_score_files(wc.dataset),
     output:
         table="results/report/{dataset}/phd_table.tex",
-        twin=report_csvs("results/report/{dataset}/phd_table.csv", "PhD"),
+        twin=report(
+            "results/report/{dataset}/phd_table.csv",
+            caption="phd_table.rst",
+            category="PhD",
+            subcategory="Tables",
+            labels={"name": report_title("phd_table"), "profile": "{dataset}"},
+        ),
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
         decimals=config["tables"]["decimals"],
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/table.log",
     shell:
@@ -90,14 +99,20 @@ rule phd_figure:
         phd_score_files(),
     output:
         pdf="results/figures/{dataset}/phd_heatmap.pdf",
-        png=report_figure("results/figures/{dataset}/phd_heatmap.png", "phd_heatmap", "PhD"),
+        png=report(
+            "results/figures/{dataset}/phd_heatmap.png",
+            caption="phd_heatmap.rst",
+            category="PhD",
+            subcategory="Figures",
+            labels={"name": report_title("phd_heatmap"), "profile": "{dataset}"},
+        ),
     params:
         models=json_arg(MODELS),
         modes=json_arg(config["phd"]["modes"]),
         dpi=config["figures"]["dpi"],
         code=code_version("figures"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/phd_heatmap.log",
     shell:

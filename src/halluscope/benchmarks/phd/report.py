@@ -1,0 +1,135 @@
+"""PhD's table (PhD Index per model x mode by task, plus "All") and heatmap (mode x task, one panel
+per model), with the shared rules of :mod:`halluscope.report.benchmarks` (fixed decimals, escaped
+text, deterministic figures, simulated models said so)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
+from halluscope.report.tables import latex_escape
+
+PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
+PHD_TASK_LABELS: dict[str, str] = {
+    "object_recognition": "Object",
+    "attribute_recognition": "Attribute",
+    "sentiment_understanding": "Sentiment",
+    "positional_reasoning": "Position",
+    "counting": "Counting",
+}
+
+
+def phd_frame(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    tasks: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """(model, mode) x (tasks..., All) PhD Index; missing cells NaN."""
+    if tasks is None:
+        seen = {t for r in reports.values() for t in r.get("by_task", {})}
+        tasks = [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
+    index, rows = [], []
+    for model in models:
+        report = reports.get(model, {})
+        for mode in modes:
+            cells = report.get("by_mode_task", {}).get(mode, {})
+            row = [cells.get(t, {}).get("overall") for t in tasks]
+            row.append(report.get("by_mode", {}).get(mode, {}).get("overall"))
+            rows.append([float("nan") if v is None else float(v) for v in row])
+            index.append((latex_escape(model), latex_escape(PHD_MODE_LABELS.get(mode, mode))))
+    columns = [latex_escape(PHD_TASK_LABELS.get(t, t)) for t in tasks] + ["All"]
+    return pd.DataFrame(
+        rows, index=pd.MultiIndex.from_tuples(index, names=["Model", "Mode"]), columns=columns
+    )
+
+
+def phd_table_latex(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    decimals: int = 2,
+    *,
+    label: str = "tab:phd",
+    dataset: str = "demo",
+) -> str:
+    """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json."""
+    frame = phd_frame(reports, models, modes)
+    overall = ", ".join(
+        f"{latex_escape(m)} {reports[m]['overall']:.{decimals}f}"
+        for m in models
+        if reports.get(m, {}).get("overall") is not None
+    )
+    caption = (
+        _sim_note(models, dataset)
+        + "PhD Index (harmonic mean of the yes- and no-recall; higher is better, a model that "
+        "always answers yes or always no scores 0) per mode and task; ``All'' pools a mode's "
+        "tasks. Modes: base (question only), iac (inaccurate context, the paper's sec), icc "
+        "(incorrect context), ccs (counter-common-sense items"
+        + ("; on the demo images, ccs-style questions" if dataset == "demo" else "")
+        + ")."
+        + (f" Overall: {overall}." if overall else "")
+    )
+    latex = _to_latex(
+        frame,
+        decimals=decimals,
+        caption=caption,
+        label=label,
+        column_format="ll" + "r" * frame.shape[1],
+    )
+    return _space_models(latex, len(modes), len(models))
+
+
+def plot_phd_heatmap(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    modes: Sequence[str],
+    stem: str | Path,
+    dpi: int = 200,
+) -> list[Path]:
+    """PhD Index mode x task, one panel per model (shared 0-1 colour scale), PDF + PNG."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from halluscope.report.figures import style_context
+
+    frame = phd_frame(reports, models, modes)
+    tasks = [c for c in frame.columns if c != "All"]
+    with style_context():
+        fig, axes = plt.subplots(
+            1, len(models), figsize=(3.3 * len(models) + 0.8, 3.4), squeeze=False
+        )
+        for i, (ax, model) in enumerate(zip(axes[0], models, strict=True)):
+            panel = frame.xs(latex_escape(model), level="Model")[tasks]
+            panel.index = [PHD_MODE_LABELS.get(m, m) for m in modes]
+            sns.heatmap(
+                panel.astype(float),
+                ax=ax,
+                vmin=0.0,
+                vmax=1.0,
+                cmap="viridis",
+                annot=True,
+                fmt=".2f",
+                annot_kws={"fontsize": "x-small"},
+                cbar=i == len(models) - 1,
+                cbar_kws={"label": "PhD Index"},
+                linewidths=0.5,
+                linecolor="white",
+            )
+            ax.grid(False)
+            ax.set_facecolor("0.93")  # cells without items
+            ax.set_title(model)
+            ax.set_xlabel("")
+            ax.tick_params(axis="x", rotation=35)
+            for text in ax.get_xticklabels():
+                text.set_horizontalalignment("right")
+            ax.tick_params(axis="y", rotation=0)
+            if i:
+                ax.set_yticklabels([])
+        title = "PhD Index by mode and task"
+        paths = _finish_figure(fig, title, models, stem, dpi)
+    return paths
