@@ -17,8 +17,8 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Not yet moved: CAOS/POPE (the core DAG), Tri-HE, PhD and NOPE still live in ``stages/``,
-``metrics/`` and ``rules/``; AMBER is the first benchmark built this way.
+Packaged: PhD (moved here, every output unchanged) and AMBER (added this way). Not yet moved:
+CAOS/POPE (the core DAG), Tri-HE and NOPE still live in ``stages/``, ``metrics/`` and ``rules/``.
 """
 
 from __future__ import annotations
