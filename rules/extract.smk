@@ -26,7 +26,7 @@ rule extract:
         "halluscope stage extract --responses {input.responses} "
         "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
         "--method {params.method} --llm {params.llm} --cache results/cache/responses "
-        "--out {output} > {log} 2>&1"
+        "--out {output} 2>&1 | tee {log}"
 
 
 rule extract_report:

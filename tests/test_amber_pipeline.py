@@ -126,6 +126,32 @@ def test_a_duplicate_query_id_is_refused(tmp_path: Path) -> None:
         items({"image_list": str(path)})
 
 
+@pytest.mark.slow
+def test_amber_gen_dag_on_a_small_set_shows_progress(tmp_path: Path) -> None:
+    """The profile's whole DAG on the small hand-made set (no ../shared/data needed): the table
+    and its CSV twin reach results/tables/, and each answers job's summary line reaches both the
+    terminal (Snakemake's output) and the job log."""
+    files = small_amber(tmp_path)
+    project = copy_project(tmp_path / "project")
+    overlay = {
+        "data": {"image_list": str(files["queries"])},
+        "amber": {k: str(files[k]) for k in ("annotations", "relation", "safe_words")},
+    }
+    (project / "overlay.yaml").write_text(yaml.safe_dump(overlay), "utf-8")
+    proc = snakemake(project, "--cores", "2", "--configfile", "config/profiles/amber-gen.yaml",
+                     "overlay.yaml", "--", "results/tables/", "all")  # fmt: skip
+    terminal = proc.stdout + proc.stderr
+    models = merged_params("amber-gen")["generate"]["models"]
+    summary = "AMBER answers: 2 requests, 0 cache hits, 0 failures"
+    assert terminal.count(summary) == len(models), terminal[-3000:]
+    for model in models:
+        log = project / f"logs/amber/amber-gen/{model}/answers.log"
+        assert summary in log.read_text(encoding="utf-8")
+    twin = (project / "results/tables/amber-gen/amber_table.csv").read_text(encoding="utf-8")
+    assert twin.splitlines()[0] == "model,embedding,metric,value,published"
+    assert len(twin.splitlines()) == 1 + 4 * 3  # 3 models x CHAIR, Cover, Hal, Cog
+
+
 @pytest.mark.skipif(not AMBER.is_file(), reason=f"reference data {SHARED} is absent")
 @pytest.mark.slow
 def test_amber_gen_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
