@@ -39,14 +39,13 @@ rule summarize:
         objects="results/scores/{dataset}/objects.csv",
     params:
         table1=json_arg(config["tables"]["table1_instructions"]),
-        k=config["caos"]["k"],
         code=code_version("score"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/summarize/{dataset}.log",
     shell:
-        "halluscope stage summarize --table1 {params.table1} --k {params.k} "
+        "halluscope stage summarize --table1 {params.table1} "
         "--out-summary {output.summary} --out-objects {output.objects} "
         "--pope {input.pope} -- {input.captions} > {log} 2>&1"
 

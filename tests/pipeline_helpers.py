@@ -122,6 +122,28 @@ def built_copy(dest: Path, *targets: str) -> Path:
     return root
 
 
+def copy_of_build(built: Path, dest: Path) -> Path:
+    """A fresh copy of the project in ``dest`` that carries ``built``'s results and Snakemake
+    metadata (mtimes kept), so it is as up to date as ``built``.
+
+    Why: the whole-DAG modules check the one demo build (``demo_build``) instead of each running
+    its own LLM stages again; a module that edits or reruns works on such a copy.
+    """
+    return add_build(built, copy_project(dest))
+
+
+def add_build(built: Path, root: Path) -> Path:
+    """Copy ``built``'s results/ and Snakemake metadata (mtimes kept) into the project ``root``."""
+    shutil.copytree(built / "results", root / "results", symlinks=True)
+    shutil.copytree(
+        built / ".snakemake",
+        root / ".snakemake",
+        symlinks=True,
+        ignore=shutil.ignore_patterns("locks", "incomplete", "log"),
+    )
+    return root
+
+
 def sha256s(root: Path, paths: Iterable[str]) -> dict[str, str]:
     """SHA-256 of each file (path relative to ``root``)."""
     return {p: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in paths}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
+from pipeline_helpers import ROOT, copy_of_build, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.benchmarks.phd.data import CONTEXT_INSTRUCTION, build_prompts
 from halluscope.io import InputError
@@ -372,8 +372,9 @@ TARGETS = (
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return built_copy(tmp_path_factory.mktemp("benchmarks") / "halluscope", *TARGETS)
+def project(demo_build: Path, tmp_path_factory) -> Path:
+    """A copy of the session's demo build (TARGETS are part of it; the rebuild test edits it)."""
+    return copy_of_build(demo_build, tmp_path_factory.mktemp("benchmarks") / "halluscope")
 
 
 def _scores(root: Path, bench: str) -> dict[str, dict]:

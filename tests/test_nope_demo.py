@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import ROOT, built_copy, demo_items, forced_rebuild, planned_jobs, sim
+from pipeline_helpers import ROOT, copy_of_build, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.metrics.nope import is_negp_answer
 from halluscope.models.base import Request, Response, image_request, user_message
@@ -356,8 +356,9 @@ ARTIFACTS = (
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return built_copy(tmp_path_factory.mktemp("nope") / "halluscope", *TARGETS)
+def project(demo_build: Path, tmp_path_factory) -> Path:
+    """A copy of the session's demo build (TARGETS are part of it; the rebuild test edits it)."""
+    return copy_of_build(demo_build, tmp_path_factory.mktemp("nope") / "halluscope")
 
 
 def _read_jsonl(path: Path) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import copy_project, planned_jobs, run, snakemake
+from pipeline_helpers import copy_of_build, copy_project, planned_jobs, run, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +66,7 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
     """The report is a rule: it builds with the demo section; a profile that has run (its
     results/report/<profile>/ exists) adds its section, and a missing input fails the build."""
     assert shutil.which("pdflatex"), "pdflatex is required (Debian texlive-latex-recommended)"
+    project = copy_of_build(project, tmp_path / "built")  # the shared build stays as built
     snakemake(project, "--cores", "2", "results/paper/report.pdf")
     assert (project / "results/paper/report.pdf").stat().st_size > 10_000
     sections = (project / "results/paper/sections.tex").read_text(encoding="utf-8")
@@ -82,9 +83,7 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
 
 
 def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> None:
-    root = copy_project(tmp_path / "k")
-    shutil.copytree(project / "results", root / "results", symlinks=True)
-    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    root = copy_of_build(project, tmp_path / "k")
     edit_params(root, lambda p: p["caos"].update(k=5))
     jobs = planned_jobs(root, "results/tables/", "all")
     assert jobs, "changing caos.k must rerun something"
@@ -93,9 +92,7 @@ def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> 
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:
-    root = copy_project(tmp_path / "i15")
-    shutil.copytree(project / "results", root / "results", symlinks=True)
-    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    root = copy_of_build(project, tmp_path / "i15")
 
     def add(p: dict) -> None:
         p["instructions"]["i15"] = "Describe everything you can see in the image."
@@ -112,9 +109,7 @@ def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path)
 def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: Path) -> None:
     """Package code is part of each job's params (rules/common.smk code_version): editing the
     PhD stage reruns the PhD jobs and what pools them, nothing upstream or of other benchmarks."""
-    root = copy_project(tmp_path / "code")
-    shutil.copytree(project / "results", root / "results", symlinks=True)
-    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    root = copy_of_build(project, tmp_path / "code")
     module = root / "src/halluscope/benchmarks/phd/stages.py"
     module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     jobs = planned_jobs(root, "results/tables/", "all")
@@ -135,9 +130,7 @@ def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
     module = "src/halluscope/metrics/caos.py"
     holders = [s.name for s in STAGES if (project / module) in code_files(s.name, project)]
     assert holders == ["score"], holders
-    root = copy_project(tmp_path / "caos-edit")
-    shutil.copytree(project / "results", root / "results", symlinks=True)
-    shutil.copytree(project / ".snakemake", root / ".snakemake", symlinks=True)
+    root = copy_of_build(project, tmp_path / "caos-edit")
     path = root / module
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     jobs = planned_jobs(root, "results/tables/", "all")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import copy_project, env, planned_jobs, run, snakemake
+from pipeline_helpers import add_build, copy_project, env, planned_jobs, run, snakemake
 
 pytestmark = pytest.mark.slow
 GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
@@ -41,9 +41,10 @@ def fresh_clone(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def clone_a(tmp_path_factory) -> Path:
-    root = fresh_clone(tmp_path_factory.mktemp("a") / "halluscope")
-    snakemake(root, "--cores", "2", "results/tables/", "all")
+def clone_a(demo_build: Path, tmp_path_factory) -> Path:
+    """A fresh clone carrying the session's clean demo build (a clean run of the same files)."""
+    root = add_build(demo_build, fresh_clone(tmp_path_factory.mktemp("a") / "halluscope"))
+    assert planned_jobs(root, "results/tables/", "all") == {}
     run(["dvc", "commit", "--force", "--quiet"], root)
     run([*GIT, "add", "dvc.lock"], root)
     run([*GIT, "commit", "-qm", "demo run"], root)

@@ -85,7 +85,6 @@ def build_parser() -> argparse.ArgumentParser:
         "pool score files",
         _summarize,
         ("--table1", J),
-        ("--k", I),
         ("--out-summary", P),
         ("--out-objects", P),
         ("--pope", {"type": Path, "nargs": "*", "default": []}),
@@ -301,16 +300,9 @@ def _score(args: argparse.Namespace) -> None:
     from halluscope.stages import score
 
     score.run(
-        args.objects,
-        args.oracle,
-        args.items,
-        args.vectors,
-        args.k,
-        args.k_max,
-        args.frequent,
-        args.model_id,
-        args.instruction_id,
-        args.embedder_id,
+        score.ScoreSettings(args.k, args.k_max, args.frequent),
+        score.ScoreJob(args.model_id, args.instruction_id, args.embedder_id),
+        score.ScoreInputs(args.objects, args.oracle, args.items, args.vectors),
         args.out_captions,
         args.out_objects,
     )

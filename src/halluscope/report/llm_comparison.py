@@ -117,8 +117,9 @@ def comparison_latex(
         f"(rule + lexicon), +LLM = profile \\texttt{{{run}}} (rule + lexicon + SmolLM2-135M, the "
         "paper's method with a small local LLM). The first two rows count the objects only the "
         "LLM found, per caption, and how many of them are out-of-domain (unverified here: no "
-        f"images). CAOS columns with {embedder}; out-of-domain objects left out of CAOS as in "
-        "Table~1."
+        f"images). CAOS columns with {embedder}. As in Table~1, unverified out-of-domain objects "
+        "are never counted as hallucinations (precision, CHAIR$_S$, CAOS$_T$ and CAOS$_K$ do not "
+        "see them) but are part of a caption's earlier objects X, so CAOS$_X$ can move."
     )
     return booktabs_latex(
         frame,

@@ -8,6 +8,7 @@ with all of them present / all absent (``*_if_present``, ``*_if_absent``), the t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.io import read_jsonl
@@ -71,28 +72,54 @@ def caption_objects(record: dict, gt: set[str], decisions: dict) -> list[Caption
     return out
 
 
+@dataclass(frozen=True)
+class ScoreSettings:
+    """What a score job reads of ``params.yaml``: ``caos.k`` (Algorithm 1's K), ``caos.k_max``
+    (the K-sweep's largest K) and ``caos.frequent`` (the frequent-object list K is taken from, or
+    ``coco-instances`` / ``coco-images``); rule ``score`` passes them as flags."""
+
+    k: int
+    k_max: int
+    frequent: str | list[str]
+
+
+@dataclass(frozen=True)
+class ScoreJob:
+    """Which captions a score job scores: the ids written into every row."""
+
+    model_id: str
+    instruction_id: str
+    embedder_id: str
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """The files a score job reads: object lists, oracle decisions, items and word vectors."""
+
+    objects: Path
+    oracle: Path
+    items: Path
+    vectors: Path
+
+
 def run(
-    objects: Path,
-    oracle: Path,
-    items_path: Path,
-    vectors: Path,
-    k: int,
-    k_max: int,
-    frequent: str | list[str],
-    model_id: str,
-    instruction_id: str,
-    embedder_id: str,
+    settings: ScoreSettings,
+    job: ScoreJob,
+    inputs: ScoreInputs,
     out_captions: Path,
     out_objects: Path,
 ) -> None:
     from halluscope.embeddings import load_vectors
 
-    items = load_items(items_path)
-    decisions = load_decisions(oracle)
-    words, matrix = load_vectors(vectors)
-    scorer = CAOSScorer(VectorTable(words, matrix), frequent_objects(frequent), k=k, k_max=k_max)
+    items = load_items(inputs.items)
+    decisions = load_decisions(inputs.oracle)
+    words, matrix = load_vectors(inputs.vectors)
+    k_max = settings.k_max
+    scorer = CAOSScorer(
+        VectorTable(words, matrix), frequent_objects(settings.frequent), k=settings.k, k_max=k_max
+    )
     caption_rows, object_rows = [], []
-    for rec in read_jsonl(objects):
+    for rec in read_jsonl(inputs.objects):
         image_id = rec["image_id"]
         gt = set(items[image_id].get("gt_objects", []))
         mentions = caption_objects(rec, gt, decisions)
@@ -107,9 +134,9 @@ def run(
             )
             bounds.update({f"{s}_if_{bound}": v for s, v in scores.items()})
         key = {
-            "model": model_id,
-            "embedder": embedder_id,
-            "instruction_id": instruction_id,
+            "model": job.model_id,
+            "embedder": job.embedder_id,
+            "instruction_id": job.instruction_id,
             "image_id": image_id,
         }
         mentioned = {o.name for o in objs if o.in_domain}
