@@ -16,7 +16,7 @@ Tri-HE triplets and judge, NOPE generation), passed to the job as one tracked ``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +108,28 @@ def answer_questions(
         batch_size=int(settings.generation.get("batch_size", 8)),
         what=what,
     )
+
+
+def answer_and_write(
+    items_path: Path,
+    settings: AnswerSettings,
+    rows: Sequence[dict[str, Any]],
+    question: Callable[[dict[str, Any]], Question],
+    record: Callable[[dict[str, Any], Response], dict[str, Any]],
+    out: Path,
+    *,
+    task: str,
+    what: str,
+) -> None:
+    """The answers stage of a benchmark: ``question(row)`` asked for every row of its questions
+    file, ``record(row, response)`` written for each, in order (the benchmark only says how a
+    row becomes a question and an answer becomes a record)."""
+    from halluscope.io import write_jsonl
+
+    responses = answer_questions(
+        items_path, settings, [question(row) for row in rows], task=task, what=what
+    )
+    write_jsonl(out, [record(row, r) for row, r in zip(rows, responses, strict=True)])
 
 
 def truth_version(

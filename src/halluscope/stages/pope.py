@@ -33,26 +33,22 @@ def answers(
     out: Path,
 ) -> None:
     """Every question answered by one model through the response cache (resumable)."""
-    from halluscope.stages.answering import Question, answer_questions
+    from halluscope.stages.answering import Question, answer_and_write
 
-    questions = [
-        Question(
+    answer_and_write(
+        items_path,
+        settings,
+        read_jsonl(questions_path),
+        lambda q: Question(
             str(q["image"]),
             f"pope/{q['question_id']}",
             q["text"],
             {"question_id": q["question_id"]},
-        )  # fmt: skip
-        for q in read_jsonl(questions_path)
-    ]
-    responses = answer_questions(
-        items_path, settings, questions, task="yesno", what="POPE answers",
-    )  # fmt: skip
-    write_jsonl(
+        ),  # fmt: skip
+        lambda q, r: {"question_id": q["question_id"], "text": r.text},
         out,
-        [
-            {"question_id": q.meta["question_id"], "text": r.text}
-            for q, r in zip(questions, responses, strict=True)
-        ],
+        task="yesno",
+        what="POPE answers",
     )
 
 

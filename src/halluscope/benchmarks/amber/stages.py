@@ -56,34 +56,29 @@ def answers(
 ) -> None:
     """Every query answered by one model, through the response cache (AMBER's response format
     ``{"id", "response"}`` plus the image id and the model)."""
-    from halluscope.stages.answering import Question, answer_questions
+    from halluscope.stages.answering import Question, answer_and_write
 
-    rows = read_jsonl(prompts_path)
-    questions = [
-        Question(
+    answer_and_write(
+        items_path,
+        settings,
+        read_jsonl(prompts_path),
+        lambda p: Question(
             p["image_id"],
             f"amber/{p['id']}",
             p["query"],
             {"id": p["id"]},
             {"truth": p["truth"], "hallu": p["hallu"]},
-        )  # fmt: skip
-        for p in rows
-    ]
-    responses = answer_questions(
-        items_path, settings, questions, task="amber", what="AMBER answers",
-    )  # fmt: skip
-    write_jsonl(
+        ),  # fmt: skip
+        lambda p, r: {
+            "id": p["id"],
+            "image_id": p["image_id"],
+            "model": settings.model_id,
+            "response": r.text,
+            "meta": r.meta,
+        },
         out,
-        [
-            {
-                "id": p["id"],
-                "image_id": p["image_id"],
-                "model": settings.model_id,
-                "response": r.text,
-                "meta": r.meta,
-            }
-            for p, r in zip(rows, responses, strict=True)
-        ],
+        task="amber",
+        what="AMBER answers",
     )
 
 

@@ -80,37 +80,28 @@ def answers(
     out: Path,
 ) -> None:
     """Every prompt answered by one model, with the image, through the response cache."""
-    from halluscope.stages.answering import Question, answer_questions
+    from halluscope.stages.answering import Question, answer_and_write
 
-    rows = read_jsonl(prompts_path)
-    questions = [
-        Question(
+    answer_and_write(
+        items_path,
+        settings,
+        read_jsonl(prompts_path),
+        lambda p: Question(
             p["image_id"],
             f"phd/{p['id']}",
             p["question"],
             {"id": p["id"]},
             {"label": p["label"], "mode": p["mode"]},
-        )  # fmt: skip
-        for p in rows
-    ]
-    responses = answer_questions(
-        items_path, settings, questions, task="phd", what="PhD answers",
-    )  # fmt: skip
-    write_jsonl(
+        ),  # fmt: skip
+        lambda p, r: {
+            **{key: p[key] for key in ("id", "mode", "task", "label", "image_id")},
+            "model": settings.model_id,
+            "answer": r.text,
+            "meta": r.meta,
+        },
         out,
-        [
-            {
-                "id": p["id"],
-                "mode": p["mode"],
-                "task": p["task"],
-                "label": p["label"],
-                "image_id": p["image_id"],
-                "model": settings.model_id,
-                "answer": r.text,
-                "meta": r.meta,
-            }
-            for p, r in zip(rows, responses, strict=True)
-        ],
+        task="phd",
+        what="PhD answers",
     )
 
 
