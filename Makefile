@@ -35,6 +35,8 @@ lint: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
 
 SNAKEMAKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
+# Snakemake's message for malformed --configfile YAML has no line: check the profiles first.
+CHECK := $(BIN)/halluscope check-params
 
 # The reproduction report: the demo plus every other profile that has run (see README).
 paper: demo
@@ -43,6 +45,8 @@ paper: demo
 
 # The real-data profiles (each writes only its own results/<area>/<profile>/ folders).
 profiles: $(STAMP)
+	$(CHECK) config/profiles/pope-captions.yaml config/profiles/trihe-gqa.yaml
+	$(CHECK) config/profiles/phd-ccs.yaml
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions.yaml -- results/tables/ all
 	$(SNAKEMAKE) --configfile config/profiles/trihe-gqa.yaml -- results/tables/ all
 	$(SNAKEMAKE) --configfile config/profiles/phd-ccs.yaml -- results/tables/ all
@@ -50,11 +54,13 @@ profiles: $(STAMP)
 # The paper's LLM-augmented extraction on the first 500 images, beside rule + lexicon on the
 # same images (table llm_comparison; about 45 minutes on 2 cores, see README).
 llm500: $(STAMP)
+	$(CHECK) config/profiles/pope-captions-500.yaml config/profiles/pope-captions-llm500.yaml
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-500.yaml -- results/tables/ all
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-llm500.yaml -- results/tables/ all
 
 # AMBER's generative task on its released annotations (simulated answers; packaged benchmark).
 amber: $(STAMP)
+	$(CHECK) config/profiles/amber-gen.yaml
 	$(SNAKEMAKE) --configfile config/profiles/amber-gen.yaml -- results/tables/ all
 
 # The full report: all four profiles, then the paper with all four sections.

@@ -134,10 +134,33 @@ def test_snakemake_reports_params_yaml_syntax_error_with_line_and_column(tmp_pat
     )
 
 
+def test_check_params_names_the_overlay_line_and_column_and_a_bad_key(tmp_path) -> None:
+    """`halluscope check-params OVERLAY` (run by the Makefile's profile targets) gives what
+    Snakemake's own --configfile message lacks: FILE:LINE:COLUMN, then the merged keys' check."""
+    from pipeline_helpers import ROOT, env
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN_YAML, encoding="utf-8")
+    mark = _yaml_mark(BROKEN_YAML)
+    cmd = [sys.executable, "-m", "halluscope.cli", "check-params"]
+    proc = subprocess.run([*cmd, str(broken)], cwd=ROOT, env=env(), capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert f"{broken}:{mark.line + 1}:{mark.column + 1}: malformed YAML" in proc.stderr
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("caos:\n  kk: 3\n", encoding="utf-8")
+    proc = subprocess.run([*cmd, str(typo)], cwd=ROOT, env=env(), capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown key 'caos.kk'" in proc.stderr
+    good = "config/profiles/pope-captions.yaml"
+    proc = subprocess.run([*cmd, good], cwd=ROOT, env=env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"params.yaml + {good}: valid (profile 'pope-captions')" in proc.stdout
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="Snakemake loads --configfile files (and `configfile:` before rules/common.smk runs) "
-    "itself and its WorkflowError drops the YAML mark: no halluscope code runs before it",
+    "itself and its WorkflowError drops the YAML mark: no halluscope code runs before it "
+    "(`halluscope check-params OVERLAY` gives file, line and column instead)",
 )
 def test_snakemake_reports_yaml_syntax_error_with_line_and_column(tmp_path) -> None:
     broken = tmp_path / "broken.yaml"

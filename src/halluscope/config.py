@@ -203,21 +203,42 @@ def check_yaml_syntax(paths: Iterable[str | Path]) -> None:
             raise yaml_syntax_error(path, err) from None
 
 
-def load(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """Read a params file with ``yaml.safe_load`` and validate it."""
+def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping; :class:`ConfigError` with ``FILE:LINE`` (and column) for
+    bytes that are not UTF-8, malformed YAML, or a top level that is not a mapping."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         line = path.read_bytes()[: err.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not valid UTF-8; expected a UTF-8 text file") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read ({err.strerror or err})") from None
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise yaml_syntax_error(path, err) from None
+    if config is None:
+        return {}
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
+    return config
+
+
+def load(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Read a params file with ``yaml.safe_load`` and validate it."""
+    config = read_yaml_mapping(path)
     validate(config, source=str(path))
+    return config
+
+
+def load_with_overlays(path: str | Path, overlays: Iterable[str | Path]) -> dict[str, Any]:
+    """``path`` overlaid by each ``--configfile`` file in turn, validated as Snakemake will see
+    it (what ``halluscope check-params`` checks before a run)."""
+    overlays = list(overlays)
+    config = read_yaml_mapping(path)
+    config = overlay(config, *(read_yaml_mapping(o) for o in overlays))
+    validate(config, source=" + ".join(map(str, [path, *overlays])))
     return config
 
 
