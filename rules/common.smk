@@ -137,12 +137,16 @@ def caos_figure_files(dataset=RUN):
     )
 
 
-# Tri-HE and NOPE (rules/trihe.smk, nope.smk): per-model scores, tables, figures. The packaged
-# benchmarks (PhD, AMBER) keep theirs in src/halluscope/benchmarks/<name>/common.smk.
-def trihe_score_files(dataset=RUN):
-    if not config["trihe"]["enabled"]:
+# NOPE (rules/nope.smk): per-model scores, tables, figures. The packaged benchmarks (Tri-HE, PhD,
+# AMBER) keep theirs in src/halluscope/benchmarks/<name>/common.smk.
+def benchmark_score_files(name, dataset=RUN):
+    """Every model's results/<name>/<dataset>/<model>/scores.json; none when benchmark <name> is
+    disabled (an absent params section is disabled)."""
+    if not (config.get(name) or {}).get("enabled"):
         return []
-    return expand("results/trihe/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+    return expand(
+        "results/{name}/{dataset}/{model}/scores.json", name=name, dataset=dataset, model=MODELS
+    )
 
 
 def nope_shard_files(dataset=RUN):
@@ -161,9 +165,9 @@ def _enabled(pairs):
 
 
 def benchmark_table_files(dataset=RUN):
-    """The Tri-HE / NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV
-    twins that rule `tables` assembles (enabled ones only)."""
-    names = _enabled((("trihe_table", "trihe"), ("nope_table", "nope"), ("nope_breakdown", "nope")))
+    """The NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that
+    rule `tables` assembles (enabled ones only)."""
+    names = _enabled((("nope_table", "nope"), ("nope_breakdown", "nope")))
     names += [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
     return expand(
         "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
@@ -171,9 +175,8 @@ def benchmark_table_files(dataset=RUN):
 
 
 def benchmark_figure_files(dataset=RUN):
-    """The Tri-HE bars, the NOPE question types and the packaged benchmarks' figures (enabled
-    benchmarks only)."""
-    names = _enabled((("trihe_bars", "trihe"), ("nope_question_types", "nope")))
+    """The NOPE question types and the packaged benchmarks' figures (enabled benchmarks only)."""
+    names = _enabled((("nope_question_types", "nope"),))
     names += [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
     return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
 
@@ -207,8 +210,6 @@ def report_title(name):
         "caos_sensitivity": "Sensitivity of Table 1 to K order, aggregation, readings",
         "caos_agreement": "Rank agreement with the published Table 1",
         "llm_comparison": "Table 1 with and without the LLM extractor",
-        "trihe_table": "Tri-HE Hallu_I / Hallu_Q per model",
-        "trihe_bars": "Tri-HE object vs relation hallucination",
         "nope_table": "NOPE accuracy, METEOR, NegP accuracy",
         "nope_breakdown": "NOPE NegP accuracy by question type and relevance",
         "nope_question_types": "NOPE accuracy per question type",
@@ -217,20 +218,22 @@ def report_title(name):
     return titles.get(name, name)
 
 
-def report_figure(path, name, category):
-    """``path`` (a PNG) marked for the report: caption docs/report/<name>.rst."""
+def report_figure(path, name, category, captions="../docs/report"):
+    """``path`` (a PNG) marked for the report: caption <captions>/<name>.rst (relative to the
+    including rules file: a benchmark package keeps its captions beside its rules, ".")."""
     return report(
         path,
-        caption=f"../docs/report/{name}.rst",
+        caption=f"{captions}/{name}.rst",
         category=category,
         subcategory="Figures",
         labels={"name": report_title(name), "profile": "{dataset}"},
     )
 
 
-def report_csvs(paths, category):
+def report_csvs(paths, category, captions="../docs/report"):
     """The CSV twins among ``paths`` (a path or a list) marked for the report (caption
-    docs/report/<table>.rst); other paths (LaTeX, which a browser cannot show) unchanged."""
+    <captions>/<table>.rst, as in report_figure); other paths (LaTeX, which a browser cannot
+    show) unchanged."""
     import os
 
     def mark(path):
@@ -239,7 +242,7 @@ def report_csvs(paths, category):
             return path
         return report(
             path,
-            caption=f"../docs/report/{name}.rst",
+            caption=f"{captions}/{name}.rst",
             category=category,
             subcategory="Tables",
             labels={"name": report_title(name), "profile": "{dataset}"},
@@ -259,7 +262,6 @@ PAPER_SECTIONS = {  # profile -> (section template, tables, figures)
         ["caos_radar"],
     ),
     "pope-captions-llm500": ("caos-llm", ["llm_comparison"], []),
-    "trihe-gqa": ("trihe-real", ["trihe_table"], ["trihe_bars"]),
     **{profile: section for b in BENCHMARKS for profile, section in b.paper},
     "demo": (
         "demo",

@@ -183,8 +183,9 @@ def trihe_demo_triplets(tmp: Path) -> tuple[dict, Path, Path, Path]:
     (rule extractor): ``(params, items, answers, triplets)`` for the judge tests."""
     import yaml
 
+    from halluscope.benchmarks.trihe import stages as trihe
     from halluscope.io import read_jsonl, write_jsonl
-    from halluscope.stages import data, trihe
+    from halluscope.stages import data
     from halluscope.stages.answering import AnswerSettings
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))

@@ -62,13 +62,16 @@ def test_stage_commands_and_answerers_come_from_the_packages() -> None:
 
     assert {"amber-prompts", "amber-answers", "amber-score", "amber-table"} <= set(stage_names())
     assert [m.__name__ for m in import_plugins("simulated")] == [
+        "halluscope.benchmarks.trihe.simulated",
         "halluscope.benchmarks.phd.simulated",
         "halluscope.benchmarks.amber.simulated",
     ]
     assert {"phd-prompts", "phd-answers", "phd-score", "phd-table", "phd-figure"} <= set(
         stage_names()
     )
-    assert "phd" in answered_tasks()
+    trihe = {"questions", "answers", "triplets", "judge", "table", "figure"}
+    assert {f"trihe-{stage}" for stage in trihe} <= set(stage_names())
+    assert {"trihe", "trihe-describe", "trihe-answer", "phd"} <= set(answered_tasks())
     assert "amber" in answered_tasks()
     out = subprocess.run(
         [sys.executable, "-m", "halluscope.cli", "stage", "amber-score", "--help"],

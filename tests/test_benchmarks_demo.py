@@ -21,16 +21,15 @@ import pytest
 from pipeline_helpers import ROOT, copy_of_build, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.benchmarks.phd.data import CONTEXT_INSTRUCTION, build_prompts
-from halluscope.io import InputError
-from halluscope.models.base import Request, user_message
-from halluscope.models.sim import (
+from halluscope.benchmarks.trihe.simulated import (
     NEAR_RELATIONS,
-    PROFILES,
     TRIHE_RELATION_POOL,
     description_triplets,
-    resolve_profile,
     triplet_sentence,
 )
+from halluscope.io import InputError
+from halluscope.models.base import Request, user_message
+from halluscope.models.sim import PROFILES, resolve_profile
 
 MODELS = ["sim-precise", "sim-verbose", "sim-frequent"]
 
@@ -81,7 +80,7 @@ def test_trihe_rates_and_recorded_truth() -> None:
 
 
 def test_trihe_errors_are_really_wrong_and_the_text_says_them() -> None:
-    from halluscope.objects.triplets import rule_triplet, split_sentences
+    from halluscope.benchmarks.trihe.triplets import rule_triplet, split_sentences
 
     items = demo_items()
     requests = trihe_requests(items, repeat=3)
@@ -214,11 +213,8 @@ def test_phd_profiles_have_clearly_different_yes_biases() -> None:
 
 
 def test_demo_question_files_load(tmp_path: Path) -> None:
-    from halluscope.data.demo_benchmarks import (
-        PHD_TASKS,
-        load_phd_records,
-        load_trihe_questions,
-    )
+    from halluscope.benchmarks.trihe.data import load_trihe_questions
+    from halluscope.data.demo_benchmarks import PHD_TASKS, load_phd_records
 
     items = demo_items()
     questions = load_trihe_questions(ROOT / "data/demo/trihe_questions.yaml", items)
@@ -249,7 +245,7 @@ def test_demo_question_files_load(tmp_path: Path) -> None:
 
 
 def test_triplet_replies_are_validated_not_guessed() -> None:
-    from halluscope.objects.triplets import parse_reply, sentence_schema, word_spans
+    from halluscope.benchmarks.trihe.triplets import parse_reply, sentence_schema, word_spans
 
     assert parse_reply('{"subject": "cat", "relation": "has", "object": "eye"}', "sentence") == (
         [["cat", "has", "eye"]],
@@ -271,7 +267,7 @@ def test_triplet_replies_are_validated_not_guessed() -> None:
 
 
 def test_rule_extractor_records_what_it_cannot_read() -> None:
-    from halluscope.objects.triplets import TripletExtractor
+    from halluscope.benchmarks.trihe.triplets import TripletExtractor
 
     records = TripletExtractor("rule").extract(
         ["The space shuttle is behind the person. It is sunny.", "The cat has the eye."]
@@ -300,8 +296,8 @@ class WordEncoder:
 
 
 def test_slot_judge_and_object_relation_split() -> None:
-    from halluscope.metrics.trihe import object_attribution
-    from halluscope.trihe.judges import SlotSimilarityJudge
+    from halluscope.benchmarks.trihe.judges import SlotSimilarityJudge
+    from halluscope.benchmarks.trihe.metric import object_attribution
 
     encoder = WordEncoder()
     judge = SlotSimilarityJudge(encoder, threshold=0.6)
@@ -336,7 +332,7 @@ def test_sim_truth_changes_the_cache_version_only_for_sims() -> None:
 
 def test_tables_say_simulated() -> None:
     from halluscope.benchmarks.phd.report import phd_table_latex
-    from halluscope.report.benchmarks import trihe_table_latex
+    from halluscope.benchmarks.trihe.report import trihe_table_latex
 
     rates = {"hallu_i": 10.0, "hallu_q": 12.0, "object_i": 4.0, "object_q": 5.0}
     rates |= {"relation_i": 6.0, "relation_q": 7.0}

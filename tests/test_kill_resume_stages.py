@@ -467,8 +467,8 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     """Tri-HE triplet extraction, the Tri-HE LLM judge and NOPE list-then-rewrite with SmolLM2
     (params.yaml settings, one request per batch), on a few inputs: the real LLM answers ~1.4
     short requests/s."""
+    from halluscope.benchmarks.trihe.stages import extractor_settings, judge_settings
     from halluscope.stages.nope import generator_settings
-    from halluscope.stages.trihe import extractor_settings, judge_settings
 
     root = tmp_path_factory.mktemp("llm-inputs")
     # answers of a simulated LVLM to the first Tri-HE questions (what the rule's input holds)
@@ -491,7 +491,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
             arg(extractor), "--cache", str(cache), "--out", str(out / "triplets.jsonl"),
         )  # fmt: skip
 
-    from halluscope.objects.triplets import split_sentences
+    from halluscope.benchmarks.trihe.triplets import split_sentences
 
     sentences = {s for a in answers for s in split_sentences(a["text"]) if s}
 

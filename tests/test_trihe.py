@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from halluscope.cli import main
-from halluscope.data.trihe import Triplet, TripletParseError, load_trihe, parse_triplet
-from halluscope.metrics.trihe import (
+from halluscope.benchmarks.trihe.data import Triplet, TripletParseError, load_trihe, parse_triplet
+from halluscope.benchmarks.trihe.judges import NLIJudge, SimilarityJudge, entailment_index
+from halluscope.benchmarks.trihe.metric import (
     JudgeReply,
     QuestionJudgments,
     build_judge_prompt,
@@ -22,7 +22,7 @@ from halluscope.metrics.trihe import (
     parse_judge_reply,
     reference_text,
 )
-from halluscope.trihe.judges import NLIJudge, SimilarityJudge, entailment_index
+from halluscope.cli import main
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TRIHE = SHARED / "trihe" / "tri-he.json"
@@ -495,8 +495,8 @@ def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
     with byte-identical judgements."""
     from pipeline_helpers import trihe_demo_triplets
 
+    from halluscope.benchmarks.trihe import stages as trihe
     from halluscope.io import read_jsonl
-    from halluscope.stages import trihe
 
     params, items, answers, triplets = trihe_demo_triplets(tmp_path)
     config = {

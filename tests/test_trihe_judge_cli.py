@@ -65,9 +65,9 @@ def nested_records() -> list[dict]:
 
 
 def stage_rates(records: list[dict], judge: str, unattributed: str = "relation") -> dict:
-    """Hallu_Q / Hallu_I of one judge exactly as halluscope.stages.trihe.judge computes them
-    from its records."""
-    from halluscope.metrics import trihe as m
+    """Hallu_Q / Hallu_I of one judge exactly as halluscope.benchmarks.trihe.stages.judge computes
+    them from its records."""
+    from halluscope.benchmarks.trihe import metric as m
 
     questions = [
         m.QuestionJudgments(
@@ -137,13 +137,13 @@ def test_judge_errors(tmp_path: Path, capsys, records: list, args: list, message
 
 
 def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
-    """The judge stage (halluscope.stages.trihe, slots + similarity with MiniLM) on six demo
-    questions answered by a simulated LVLM: ``halluscope trihe --judge NAME`` on its
+    """The judge stage (halluscope.benchmarks.trihe.stages, slots + similarity with MiniLM) on six
+    demo questions answered by a simulated LVLM: ``halluscope trihe --judge NAME`` on its
     judgments.jsonl gives its scores.json numbers for NAME."""
     from pipeline_helpers import trihe_demo_triplets
 
+    from halluscope.benchmarks.trihe import stages as trihe
     from halluscope.io import read_jsonl
-    from halluscope.stages import trihe
 
     params, items, answers, triplets = trihe_demo_triplets(tmp_path)
     config = {**params, "trihe": {**params["trihe"], "judges": ["slots", "similarity"]}}

@@ -17,8 +17,9 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Packaged: PhD (moved here, every output unchanged) and AMBER (added this way). Not yet moved:
-CAOS/POPE (the core DAG), Tri-HE and NOPE still live in ``stages/``, ``metrics/`` and ``rules/``.
+Packaged: Tri-HE and PhD (moved here, every output unchanged) and AMBER (added this way). Not yet
+moved: CAOS/POPE (the core DAG) and NOPE still live in ``stages/``, ``metrics/``, ``nope/`` and
+``rules/``.
 """
 
 from __future__ import annotations
@@ -89,6 +90,21 @@ ANSWERING = (
 )
 
 BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "trihe",
+        "Tri-HE answers, triplets, judgements, Hallu_Q / Hallu_I",
+        "halluscope.benchmarks.trihe",
+        datasets=("trihe-gqa",),
+        tables=("trihe_table",),
+        figures=("trihe_bars",),
+        titles=(
+            ("trihe_table", "Tri-HE Hallu_I / Hallu_Q per model"),
+            ("trihe_bars", "Tri-HE object vs relation hallucination"),
+        ),
+        paper=(("trihe-gqa", ("trihe-real", ["trihe_table"], ["trihe_bars"])),),
+        dvc_params=("trihe", *ANSWERING),
+        dvc_data=("data/demo/trihe_questions.yaml",),
+    ),
     Benchmark(
         "phd",
         "PhD prompts, answers and PhD Index per mode x task",

@@ -1,6 +1,6 @@
 """Stage entry points of the NOPE rules (``halluscope stage-nope-*``).
 
-Thin wrappers, as in :mod:`halluscope.commands.stages_benchmarks`: parse the arguments the rules
+Thin wrappers, as in :mod:`halluscope.benchmarks.trihe.commands`: parse the arguments the rules
 pass (JSON for structured params, so Snakemake tracks them as ``params:``) and call
 :mod:`halluscope.stages.nope` and :mod:`halluscope.report.benchmarks`. Heavy imports happen
 inside the handlers.

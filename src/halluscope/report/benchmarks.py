@@ -1,5 +1,6 @@
-"""Tri-HE and NOPE tables (booktabs LaTeX) and figures (deterministic PDF/PNG); the helpers
-every benchmark's tables and figures share (PhD's: :mod:`halluscope.benchmarks.phd.report`).
+"""NOPE tables (booktabs LaTeX) and figures (deterministic PDF/PNG); the helpers every
+benchmark's tables and figures share (Tri-HE's: :mod:`halluscope.benchmarks.trihe.report`, PhD's:
+:mod:`halluscope.benchmarks.phd.report`).
 
 Same rules as :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`: tables go
 through ``Styler.to_latex`` (fixed decimals, ``--`` for missing values, no dates), free text is
@@ -7,14 +8,10 @@ escaped, figures are drawn in :func:`~halluscope.report.figures.style_context` a
 :func:`~halluscope.report.figures.savefig`, and every output made from simulated LVLMs
 (``sim-*``) says so.
 
-- :func:`trihe_table_latex`: Tri-HE's Table 2 layout, models x Hallu_I / Hallu_Q (percent, lower
-  is better): the first judge with Overall, Object and Relation (as the paper's LLM-judge
-  columns), every further judge with Overall (as the paper's NLI-judge columns).
 - :func:`nope_table_latex`: NOPE's Table 3 layout, models x (NegP questions: accuracy, METEOR,
   NegP accuracy | other questions: accuracy, METEOR), percent.
 - :func:`nope_breakdown_latex`: accuracy and NegP accuracy on the NegP questions by question type
   and object-scene relevance (the paper's Figures 9 and 10 as a table).
-- :func:`plot_trihe_bars`: object vs relation Hallu_I and Hallu_Q per model (first judge).
 - :func:`plot_nope_question_types`: accuracy per question type per model, NegP and other
   questions.
 """
@@ -30,13 +27,6 @@ import pandas as pd
 from halluscope.report import booktabs_latex, is_simulated, model_colors
 from halluscope.report.tables import latex_escape
 
-JUDGE_LABELS: dict[str, str] = {
-    "slots": "Slot-similarity judge",
-    "similarity": "Similarity (``NLI'') judge",
-    "nli": "NLI judge",
-    "llm": "LLM judge",
-}
-_HALLU = {"i": r"Hallu$_{\mathrm{I}}\downarrow$", "q": r"Hallu$_{\mathrm{Q}}\downarrow$"}
 NOPE_TYPES: tuple[str, ...] = ("color", "object", "location", "counting", "person")
 """NOPE §6.2's question types, in the paper's order."""
 NOPE_RELEVANCE_LABELS: dict[str, str] = {
@@ -82,82 +72,6 @@ def _to_latex(
         multirow_align="naive",
         sparse_index=True,
         sparse_columns=True,
-    )
-
-
-# ------------------------------------------------------------------------------------- Tri-HE
-
-
-def trihe_frame(
-    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], judges: Sequence[str]
-) -> pd.DataFrame:
-    """Models x (judge, part, metric) of percentages, in Table 2's column order."""
-    columns: list[tuple[str, str, str]] = []
-    keys: list[tuple[str, str]] = []
-    for position, judge in enumerate(judges):
-        parts = ("overall", "object", "relation") if position == 0 else ("overall",)
-        for part in parts:
-            for level in ("i", "q"):
-                columns.append(
-                    (latex_escape(JUDGE_LABELS.get(judge, judge)), part.title(), _HALLU[level])
-                )
-                keys.append((judge, f"hallu_{level}" if part == "overall" else f"{part}_{level}"))
-    rows = []
-    for model in models:
-        rates = scores.get(model, {}).get("judges", {})
-        row = []
-        for judge, key in keys:
-            value = rates.get(judge, {}).get(key)
-            row.append(float("nan") if value is None else float(value))
-        rows.append(row)
-    injected = [scores.get(m, {}).get("injected") for m in models]
-    if models and all(injected):  # simulated models: what they injected, next to what was found
-        for part in ("overall", "object", "relation"):
-            columns.append(("Injected", part.title(), r"\% triplets"))
-        for row, inj in zip(rows, injected, strict=True):
-            n = inj["triplets"]
-            obj, rel = inj["object_errors"], inj["relation_errors"]
-            row += [100.0 * x / n if n else float("nan") for x in (obj + rel, obj, rel)]
-    frame = pd.DataFrame(
-        rows,
-        index=pd.Index([latex_escape(m) for m in models]),
-        columns=pd.MultiIndex.from_tuples(columns),
-    )
-    return frame
-
-
-def trihe_table_latex(
-    scores: Mapping[str, Mapping[str, Any]],
-    models: Sequence[str],
-    judges: Sequence[str],
-    decimals: int = 2,
-    *,
-    mitigation: str = "none",
-    label: str = "tab:trihe",
-    dataset: str = "demo",
-) -> str:
-    """Tri-HE Table 2 (see the module docstring); ``scores`` = model -> scores.json content."""
-    frame = trihe_frame(scores, models, judges)
-    first = JUDGE_LABELS.get(judges[0], judges[0])
-    others = ", ".join(JUDGE_LABELS.get(j, j) for j in judges[1:])
-    caption = (
-        _sim_note(models, dataset)
-        + "Tri-HE hallucination rates (\\%, lower is better): Hallu$_{\\mathrm{I}}$ averages "
-        "over images, Hallu$_{\\mathrm{Q}}$ over questions, the share of an answer's triplets "
-        f"judged hallucinated. {latex_escape(first)}: overall, object and relation "
-        "hallucinations (split by the paper's definitions)"
-        + (f"; {latex_escape(others)}: overall." if others else ".")
-        + (" Answers use the triplet-description mitigation." if mitigation == "describe" else "")
-        + (
-            " Injected: the share of the simulated answers' triplets given a wrong object or "
-            "relation (pooled over triplets, while Hallu$_{\\mathrm{Q}}$ averages per question)."
-            if "Injected" in frame.columns.get_level_values(0)
-            else ""
-        )
-    )
-    column_format = "l" + "r" * frame.shape[1]
-    return _to_latex(
-        frame, decimals=decimals, caption=caption, label=label, column_format=column_format
     )
 
 
@@ -335,47 +249,6 @@ def _finish_figure(
     fig.tight_layout()
     paths = savefig(fig, stem, dpi=dpi)
     plt.close(fig)
-    return paths
-
-
-def plot_trihe_bars(
-    scores: Mapping[str, Mapping[str, Any]],
-    models: Sequence[str],
-    judge: str,
-    stem: str | Path,
-    dpi: int = 200,
-) -> list[Path]:
-    """Object vs relation Hallu_I and Hallu_Q per model (one judge), PDF + PNG."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from halluscope.report.figures import style_context
-
-    parts = (("object", "Object", "#0173b2"), ("relation", "Relation", "#de8f05"))
-    width = 0.38
-    x = np.arange(len(models))
-    with style_context():
-        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), sharey=True)
-        top = 1.0
-        for ax, level in zip(axes, ("i", "q"), strict=True):
-            for offset, (part, name, colour) in zip((-0.5, 0.5), parts, strict=True):
-                values = [
-                    scores.get(m, {}).get("judges", {}).get(judge, {}).get(f"{part}_{level}")
-                    for m in models
-                ]
-                heights = [float("nan") if v is None else float(v) for v in values]
-                bars = ax.bar(x + offset * width, heights, width, label=name, color=colour)
-                ax.bar_label(bars, fmt="%.1f", fontsize="x-small", padding=1)
-                top = max([top, *[h for h in heights if h == h]])
-            ax.set_xticks(x)
-            ax.set_xticklabels(models, rotation=15, ha="right")
-            ax.set_title(_HALLU[level].replace(r"\downarrow", "") + " (%)")
-        axes[0].set_ylabel("hallucinated triplets (%)")
-        axes[0].set_ylim(0, top * 1.2)
-        axes[1].legend(frameon=False, loc="upper right")
-        title = f"Tri-HE object vs relation hallucination ({JUDGE_LABELS.get(judge, judge)})"
-        title = title.replace("``", '"').replace("''", '"')
-        paths = _finish_figure(fig, title, models, stem, dpi, sep="\n")
     return paths
 
 

@@ -7,11 +7,9 @@ Datasets:
   No images: items have ``image: null`` (out-of-domain objects then stay unverified).
 * ``coco``: the same images with the files of a local MSCOCO val2014 folder, for the oracle and
   real LVLMs (``data.images``).
-* ``trihe-gqa``: the 300 GQA images of Tri-HE (``trihe/tri-he.json``); ``relations`` = the image's
-  scene-graph triplets (the judges' references), ``other_objects`` = its object list. Images
-  from ``data.images`` (``<image_id>.jpg``) when given, else ``image: null``.
-* a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. PhD's
-  ``phd-ccs``, AMBER's ``amber-gen``): items from that benchmark's own ``data.items``.
+* a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. Tri-HE's
+  ``trihe-gqa``, PhD's ``phd-ccs``, AMBER's ``amber-gen``): items from that benchmark's own
+  ``data.items``.
 ``data.limit`` keeps the first N images of the file (for a quick look or an LLM stage on a
 subset); the tables say so in their setting note.
 Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,
@@ -25,7 +23,7 @@ from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
 
-DATASETS = ("demo", "pope-captions", "coco", "trihe-gqa")
+DATASETS = ("demo", "pope-captions", "coco")
 
 
 def run(
@@ -40,9 +38,6 @@ def run(
     elif dataset in ("pope-captions", "coco"):
         images.mkdir(parents=True, exist_ok=True)
         write_jsonl(items, coco_items(dataset, options))
-    elif dataset in BENCHMARK_ITEMS:
-        images.mkdir(parents=True, exist_ok=True)
-        write_jsonl(items, BENCHMARK_ITEMS[dataset](options))
     elif dataset in _packaged_items():
         images.mkdir(parents=True, exist_ok=True)
         write_jsonl(items, _packaged_items()[dataset](options))
@@ -130,30 +125,6 @@ def image_item(
 def limit_records(records: list, options: dict[str, Any]) -> list:
     limit = options.get("limit")
     return records if limit is None else records[: int(limit)]
-
-
-def trihe_items(options: dict[str, Any]) -> list[dict]:
-    """Items of Tri-HE's GQA images, in file order: scene graph as ``relations``."""
-    from halluscope.data.fetch import resolve
-    from halluscope.data.trihe import load_trihe
-
-    data = load_trihe(resolve(options.get("image_list", "trihe/tri-he.json")))
-    out = []
-    for image in limit_records(list(data.images), options):
-        relations = [[t.subject, t.relation, t.object] for t in image.scene_graph]
-        out.append(
-            image_item(
-                image.image_id,
-                image_file(options, f"{image.image_id}.jpg", image.image_id),
-                {"dataset": "Tri-HE (GQA)", "n_questions": len(image.questions)},
-                list(dict.fromkeys(image.all_objects + image.objects)),
-                [list(t) for t in dict.fromkeys(tuple(t) for t in relations)],
-            )
-        )
-    return out
-
-
-BENCHMARK_ITEMS = {"trihe-gqa": trihe_items}
 
 
 def load_items(path: str | Path) -> dict[str, dict]:

@@ -2,6 +2,4 @@
 
 
 def phd_score_files(dataset=RUN):
-    if not (config.get("phd") or {}).get("enabled"):
-        return []
-    return expand("results/phd/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+    return benchmark_score_files("phd", dataset)

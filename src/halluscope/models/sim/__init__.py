@@ -15,13 +15,13 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 - :mod:`~halluscope.models.sim.profiles`: the profiles (rates and styles) and their validation;
 - :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
-  (``oracle``), :mod:`~halluscope.models.sim.pope` (``yesno``), :mod:`~halluscope.models.sim.trihe`
-  (``trihe``, ``trihe-describe``, ``trihe-answer``) and :mod:`~halluscope.models.sim.nope`
-  (``nope``): what each task answers, in their docstrings. The packaged benchmarks register
-  their own (``halluscope.benchmarks.<name>.simulated``: ``phd``, ``amber``).
+  (``oracle``), :mod:`~halluscope.models.sim.pope` (``yesno``) and
+  :mod:`~halluscope.models.sim.nope` (``nope``): what each task answers, in their docstrings.
+  The packaged benchmarks register their own (``halluscope.benchmarks.<name>.simulated``:
+  ``trihe``, ``trihe-describe`` and ``trihe-answer``, ``phd``, ``amber``).
 """
 
-from halluscope.models.sim import captions, nope, oracle, pope, trihe  # noqa: F401 (plug-ins)
+from halluscope.models.sim import captions, nope, oracle, pope  # noqa: F401 (plug-ins)
 from halluscope.models.sim.captions import compose_text, instruction_style
 from halluscope.models.sim.core import (
     SIM_VERSION,
@@ -45,23 +45,13 @@ from halluscope.models.sim.profiles import (
     validate_profile,
 )
 from halluscope.models.sim.registry_plugins import load_benchmark_answerers
-from halluscope.models.sim.trihe import (
-    FINITE_RELATIONS,
-    NEAR_RELATIONS,
-    TRIHE_RELATION_POOL,
-    description_triplets,
-    triplet_line,
-    triplet_sentence,
-)
 
 load_benchmark_answerers()  # the packaged benchmarks' answerers (halluscope.benchmarks)
 
 __all__ = [
     "COLOR_POOL",
     "COOCCURRENCE",
-    "FINITE_RELATIONS",
     "KINDS",
-    "NEAR_RELATIONS",
     "OOD_POOL",
     "PERSON_POOL",
     "PROFILES",
@@ -69,11 +59,9 @@ __all__ = [
     "PROFILE_FIELDS",
     "RELATION_POOL",
     "SIM_VERSION",
-    "TRIHE_RELATION_POOL",
     "SimulatedLVLM",
     "answered_tasks",
     "compose_text",
-    "description_triplets",
     "frequency_order",
     "from_spec",
     "instruction_style",
@@ -83,7 +71,5 @@ __all__ = [
     "resolve_profile",
     "seeded_rng",
     "sim_items",
-    "triplet_line",
-    "triplet_sentence",
     "validate_profile",
 ]

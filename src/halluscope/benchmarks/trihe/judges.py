@@ -2,15 +2,15 @@
 
 The judgement rules (what counts as supported, which references the released judge keeps,
 the object/relation split, the LLM judge's prompt and reply reading) and the Hallu_Q /
-Hallu_I rates are in :mod:`halluscope.metrics.trihe`, on given similarity numbers; this module
-loads the models and computes those numbers:
+Hallu_I rates are in :mod:`halluscope.benchmarks.trihe.metric`, on given similarity numbers;
+this module loads the models and computes those numbers:
 
 * :func:`load_sentence_model` and :class:`CachedEncoder`: the sentence-transformers encoder
   (all-MiniLM-L6-v2 from a wheel, offline, by default) shared by the similarity judges;
 * :class:`SimilarityJudge` (the released "NLI judge"), :class:`SlotSimilarityJudge`
   (halluscope's relation-aware one) and :class:`NLIJudge` (a real NLI cross-encoder).
 
-The LLM judge's backend call is made by :mod:`halluscope.stages.trihe`.
+The LLM judge's backend call is made by :mod:`halluscope.benchmarks.trihe.stages`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from halluscope.metrics.trihe import (
+from halluscope.benchmarks.trihe.metric import (
     KEEP_THRESHOLD,
     SUPPORT_THRESHOLD,
     TOP_K,
@@ -104,7 +104,7 @@ class CachedEncoder:
 
 
 class SimilarityJudge:
-    """The released Tri-HE "NLI judge": sentence-embedding cosine (rules: metrics/trihe.py)."""
+    """The released Tri-HE "NLI judge": sentence-embedding cosine (rules: metric.py)."""
 
     def __init__(
         self,
@@ -177,8 +177,8 @@ class SimilarityJudge:
 class SlotSimilarityJudge:
     """Relation-aware similarity judge: subject, relation and object compared one by one.
 
-    See :mod:`halluscope.metrics.trihe`. ``encoder`` is shared with :class:`SimilarityJudge`
-    when given.
+    See :mod:`halluscope.benchmarks.trihe.metric`. ``encoder`` is shared with
+    :class:`SimilarityJudge` when given.
     """
 
     def __init__(

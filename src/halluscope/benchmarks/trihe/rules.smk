@@ -1,10 +1,15 @@
 # Tri-HE: questions -> answers per model -> triplets (LLM) -> judgements -> Hallu_Q / Hallu_I,
-# the Table 2 layout and the object vs relation bars. Stage code: src/halluscope/stages/trihe.py.
-from halluscope.stages.trihe import check_config as trihe_check_config
-from halluscope.stages.trihe import extractor_settings as trihe_extractor_settings
-from halluscope.stages.trihe import judge_settings as trihe_judge_settings
+# the Table 2 layout and the object vs relation bars. Included by the Snakefile through
+# halluscope.benchmarks; stage code: src/halluscope/benchmarks/trihe/stages.py (commands.py,
+# report.py beside it).
+from halluscope.benchmarks.trihe.stages import check_config as trihe_check_config
+from halluscope.benchmarks.trihe.stages import extractor_settings as trihe_extractor_settings
+from halluscope.benchmarks.trihe.stages import judge_settings as trihe_judge_settings
 
 trihe_check_config(config)
+
+
+include: "common.smk"
 
 
 rule trihe_questions:
@@ -18,7 +23,7 @@ rule trihe_questions:
         questions=question_source("trihe"),
         code=code_version("trihe"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/questions.log",
     shell:
@@ -41,7 +46,7 @@ rule trihe_answers:
         mitigation=config["trihe"]["mitigation"],
         code=code_version("trihe"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/{model}/answers.log",
     shell:
@@ -62,7 +67,7 @@ rule trihe_triplets:
         extractor=lambda wc: json_arg(trihe_extractor_settings(config)),
         code=code_version("trihe"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/{model}/triplets.log",
     shell:
@@ -83,7 +88,7 @@ rule trihe_judge:
         judge=lambda wc: json_arg(trihe_judge_settings(config)),
         code=code_version("trihe"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/{model}/judge.log",
     shell:
@@ -98,7 +103,7 @@ rule trihe_table:
         lambda wc: trihe_score_files(wc.dataset),
     output:
         table="results/report/{dataset}/trihe_table.tex",
-        twin=report_csvs("results/report/{dataset}/trihe_table.csv", "Tri-HE"),
+        twin=report_csvs("results/report/{dataset}/trihe_table.csv", "Tri-HE", captions="."),
     params:
         models=json_arg(MODELS),
         judges=json_arg(config["trihe"]["judges"]),
@@ -106,7 +111,7 @@ rule trihe_table:
         mitigation=config["trihe"]["mitigation"],
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/table.log",
     shell:
@@ -122,14 +127,16 @@ rule trihe_figure:
         trihe_score_files(),
     output:
         pdf="results/figures/{dataset}/trihe_bars.pdf",
-        png=report_figure("results/figures/{dataset}/trihe_bars.png", "trihe_bars", "Tri-HE"),
+        png=report_figure(
+            "results/figures/{dataset}/trihe_bars.png", "trihe_bars", "Tri-HE", captions="."
+        ),
     params:
         models=json_arg(MODELS),
         judge=config["trihe"]["judges"][0],
         dpi=config["figures"]["dpi"],
         code=code_version("figures"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/trihe_bars.log",
     shell:

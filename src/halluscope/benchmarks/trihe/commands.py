@@ -1,8 +1,9 @@
-"""Stage entry points of the Tri-HE rules (``halluscope stage trihe-*``).
+"""Tri-HE's commands: the stage entry points of its rules (``halluscope stage trihe-*``) and the
+hand-check ``halluscope trihe`` (:mod:`halluscope.benchmarks.trihe.check`).
 
 Thin wrappers: parse the arguments the rules pass (JSON for structured params, so Snakemake
-tracks them as ``params:``) and call :mod:`halluscope.stages.trihe` and
-:mod:`halluscope.report.benchmarks`. Heavy imports happen inside the handlers.
+tracks them as ``params:``) and call :mod:`halluscope.benchmarks.trihe.stages` and
+:mod:`halluscope.benchmarks.trihe.report`. Heavy imports happen inside the handlers.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import json
 import sys
 from typing import Any
 
+from halluscope.benchmarks.trihe import check
 from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, S, add, answer_inputs
 from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the Tri-HE stage subcommands."""
+    """Register the Tri-HE stage subcommands and the hand-check ``halluscope trihe``."""
     add(
         subparsers,
         "stage-trihe-questions",
@@ -83,32 +85,30 @@ def add_parser(subparsers: Any) -> None:
         ("--out-stem", P),
         ("scores", FILES),
     )
-
-
-# ------------------------------------------------------------------------------------- Tri-HE
+    check.add_parser(subparsers)
 
 
 def _trihe_questions(args: argparse.Namespace) -> None:
-    from halluscope.stages import trihe
+    from halluscope.benchmarks.trihe import stages as trihe
 
     trihe.questions(args.items, args.questions, args.out)
 
 
 def _trihe_answers(args: argparse.Namespace) -> None:
-    from halluscope.stages import trihe
+    from halluscope.benchmarks.trihe import stages as trihe
 
     trihe.answers(*answer_inputs(args, args.questions), args.mitigation, args.out)
 
 
 def _trihe_triplets(args: argparse.Namespace) -> None:
-    from halluscope.stages import trihe
+    from halluscope.benchmarks.trihe import stages as trihe
 
     stats = trihe.triplets(args.answers, args.extractor, args.cache, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
 def _trihe_judge(args: argparse.Namespace) -> None:
-    from halluscope.stages import trihe
+    from halluscope.benchmarks.trihe import stages as trihe
 
     scores = trihe.judge(
         args.items,
@@ -123,8 +123,8 @@ def _trihe_judge(args: argparse.Namespace) -> None:
 
 
 def _trihe_table(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.trihe.report import trihe_frame, trihe_table_latex
     from halluscope.io import atomic_write_text
-    from halluscope.report.benchmarks import trihe_frame, trihe_table_latex
     from halluscope.report.tables import frame_records, twin_csv
 
     scores = reports_by_model(args.scores, args.models)
@@ -142,7 +142,7 @@ def _trihe_table(args: argparse.Namespace) -> None:
 
 
 def _trihe_figure(args: argparse.Namespace) -> None:
-    from halluscope.report.benchmarks import plot_trihe_bars
+    from halluscope.benchmarks.trihe.report import plot_trihe_bars
 
     scores = reports_by_model(args.scores, args.models)
     plot_trihe_bars(scores, args.models, args.judge, args.out_stem, dpi=args.dpi)

@@ -10,14 +10,14 @@ The pipeline of Tri-HE (Wu et al., arXiv:2410.23114, §3.3) on any backend:
    describes the image as (subject, relation, object) triplets guided by the question
    (:data:`DESCRIBE_PROMPT`, with the image), then answers from that description alone
    (:data:`ANSWER_PROMPT`, text only, no image). Prompts are halluscope's wording of Figure 4.
-3. ``triplets``: knowledge-graph extraction by an LLM (:mod:`halluscope.objects.triplets`).
+3. ``triplets``: knowledge-graph extraction by an LLM (:mod:`halluscope.benchmarks.trihe.triplets`).
 4. ``judge``: every triplet judged against the image's scene graph (demo: the image's
-   ``relations``) by each judge of ``judges`` (:mod:`halluscope.metrics.trihe`): ``slots``
+   ``relations``) by each judge of ``judges`` (:mod:`halluscope.benchmarks.trihe.metric`): ``slots``
    (relation-aware similarity), ``similarity`` (the released "NLI judge"), ``nli`` (a real NLI
    cross-encoder, ``nli_model``), ``llm`` (the paper's LLM judge through any chat model). The
    object/relation split comes from the LLM judge's reply for ``llm`` and from the paper's
-   definitions (:func:`~halluscope.metrics.trihe.object_attribution`) for the others. Then
-   Hallu_Q / Hallu_I per judge (:func:`~halluscope.metrics.trihe.hallucination_rates`).
+   definitions (:func:`~halluscope.benchmarks.trihe.metric.object_attribution`) for the others. Then
+   Hallu_Q / Hallu_I per judge (:func:`~halluscope.benchmarks.trihe.metric.hallucination_rates`).
 
 Answers of simulated LVLMs keep the sim's record of what it injected (``meta``), and the scores
 file counts it under ``injected`` so that tests and readers can compare measured with injected.
@@ -54,7 +54,7 @@ ANSWER_PROMPT = (
 
 
 def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The triplet extractor's settings as one tracked ``params:`` value (rules/trihe.smk)."""
+    """The triplet extractor's settings as one tracked ``params:`` value (rules.smk)."""
     ext = config["trihe"]["extractor"]
     settings: dict[str, Any] = {"method": ext["method"], "unit": ext.get("unit", "sentence")}
     if ext["method"] == "llm":
@@ -63,7 +63,7 @@ def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def judge_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The judges and their settings as one tracked ``params:`` value (rules/trihe.smk)."""
+    """The judges and their settings as one tracked ``params:`` value (rules.smk)."""
     trihe = config["trihe"]
     judge = dict(trihe["judge"])
     judges = list(trihe["judges"])
@@ -111,7 +111,7 @@ def questions(items_path: Path, questions_path: Path, out: Path) -> None:
     if path.suffix == ".json":
         rows = released_questions(path, items)
     else:
-        from halluscope.data.demo_benchmarks import load_trihe_questions
+        from halluscope.benchmarks.trihe.data import load_trihe_questions
 
         rows = load_trihe_questions(path, items)
     write_jsonl(out, rows)
@@ -124,7 +124,7 @@ def released_questions(path: Path, items: Mapping[str, Mapping[str, Any]]) -> li
     strings are used as repaired; a string that cannot be parsed is dropped from the references
     and printed (the loader reports each one with its image and position).
     """
-    from halluscope.data.trihe import load_trihe
+    from halluscope.benchmarks.trihe.data import load_trihe
 
     data = load_trihe(path)
     for bad in data.malformed:
@@ -242,7 +242,7 @@ def answers(
 
 def triplets(answers_path: Path, settings: Mapping[str, Any], cache_dir: Path, out: Path) -> dict:
     """Triplets of every answer (LLM or the sim-template rule); returns the extraction counts."""
-    from halluscope.objects.triplets import TripletExtractor
+    from halluscope.benchmarks.trihe.triplets import TripletExtractor
 
     method = settings["method"]
     kwargs: dict[str, Any] = {"unit": settings.get("unit", "sentence")}
@@ -287,7 +287,11 @@ def _llm_judge(
     cases: Sequence[tuple[list, list[str], list[str]]],
 ) -> list[tuple[str, str | None]]:
     """LLM-judge replies (judgement, attribution) for (references, objects, claim) cases."""
-    from halluscope.metrics.trihe import JUDGE_REPLY_SCHEMA, judge_messages, parse_judge_reply
+    from halluscope.benchmarks.trihe.metric import (
+        JUDGE_REPLY_SCHEMA,
+        judge_messages,
+        parse_judge_reply,
+    )
     from halluscope.models.base import Request, make_backend
     from halluscope.stages.answering import resolve
 
@@ -332,9 +336,9 @@ def judge(
     out_scores: Path,
 ) -> dict[str, Any]:
     """Judge every extracted triplet with every configured judge; write judgements and rates."""
-    from halluscope.data.trihe import Triplet
-    from halluscope.metrics import trihe as m
-    from halluscope.trihe.judges import (
+    from halluscope.benchmarks.trihe import metric as m
+    from halluscope.benchmarks.trihe.data import Triplet
+    from halluscope.benchmarks.trihe.judges import (
         CachedEncoder,
         NLIJudge,
         SimilarityJudge,

@@ -15,9 +15,10 @@ reference triplets; ``"no"`` = it is not supported, i.e. **hallucinated** (§3.3
 also names the unsupported part (§3.3, "LLM Judge"): ``"object"`` (object1 or object2) or
 ``"relation"``; other judges give no attribution (``None``).
 
-Three judges (the classes, which load or call a model, are in :mod:`halluscope.trihe.judges`;
-this module holds their decision rules on given similarity numbers: :func:`supported`,
-:func:`best_verdict`, :func:`select_references`, :func:`slot_similarity`):
+Three judges (the classes, which load or call a model, are in
+:mod:`halluscope.benchmarks.trihe.judges`; this module holds their decision rules on given
+similarity numbers: :func:`supported`, :func:`best_verdict`, :func:`select_references`,
+:func:`slot_similarity`):
 
 * ``SimilarityJudge``, the judge the paper calls "NLI judge" (§3.3). It is not NLI: the
   released ``NLI_judge.py`` uses cosine similarities of sentence embeddings
@@ -86,7 +87,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from halluscope.data.trihe import Triplet
+from halluscope.benchmarks.trihe.data import Triplet
 
 KEEP_THRESHOLD = 0.5
 TOP_K = 3
@@ -187,7 +188,7 @@ def triplet_parts(item: Claim | Reference) -> tuple[str, str, str] | None:
     if isinstance(item, Triplet):
         return (item.subject, item.relation, item.object)
     if isinstance(item, str):
-        from halluscope.data.trihe import TripletParseError, parse_triplet
+        from halluscope.benchmarks.trihe.data import TripletParseError, parse_triplet
 
         try:
             triplets, _ = parse_triplet(item)

@@ -23,9 +23,9 @@ Methods:
   for "wearing"; others swap subject and object), against 31 without the span constraint and
   the longer few-shot list.
 - ``rule``: reads the simulated LVLMs' sentence template only ("The <s> is <r> the <o>." /
-  "The <s> has the <o>.", :func:`halluscope.models.sim.triplet_sentence`). It is a test
-  instrument for runs without an LLM, not an extractor for real answers; a sentence of another
-  form is recorded as invalid.
+  "The <s> has the <o>.", :func:`halluscope.benchmarks.trihe.simulated.triplet_sentence`). It
+  is a test instrument for runs without an LLM, not an extractor for real answers; a sentence of
+  another form is recorded as invalid.
 
 Records (one per answer): ``{"triplets": [[s, r, o], ...], "invalid": [{"unit", "raw",
 "reason"}], "n_units"}``. Requests go through :class:`~halluscope.models.cache.ResponseCache`

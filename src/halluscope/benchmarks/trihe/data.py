@@ -35,6 +35,7 @@ on raw strings (it deletes parentheses and commas), so it also uses the unparsea
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,80 @@ def load_trihe(path: str | Path) -> TriheData:
             )
         )
     return TriheData(tuple(images), tuple(repaired), tuple(malformed))
+
+
+def items(options: dict[str, Any]) -> list[dict]:
+    """Items of dataset ``trihe-gqa``: Tri-HE's 300 GQA images (``trihe/tri-he.json``), in file
+    order; ``relations`` = the image's scene-graph triplets (the judges' references),
+    ``other_objects`` = its object list. Images from ``data.images`` (``<image_id>.jpg``) when
+    given, else ``image: null``."""
+    from halluscope.data.fetch import resolve
+    from halluscope.stages.data import image_file, image_item, limit_records
+
+    data = load_trihe(resolve(options.get("image_list", "trihe/tri-he.json")))
+    out = []
+    for image in limit_records(list(data.images), options):
+        relations = [[t.subject, t.relation, t.object] for t in image.scene_graph]
+        out.append(
+            image_item(
+                image.image_id,
+                image_file(options, f"{image.image_id}.jpg", image.image_id),
+                {"dataset": "Tri-HE (GQA)", "n_questions": len(image.questions)},
+                list(dict.fromkeys(image.all_objects + image.objects)),
+                [list(t) for t in dict.fromkeys(tuple(t) for t in relations)],
+            )
+        )
+    return out
+
+
+def load_trihe_questions(
+    path: str | Path, items: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The demo's questions (``data/demo/trihe_questions.yaml``) in file order: ``{"question_id",
+    "image_id", "question", "answer", "triplets"}``.
+
+    Every reference triplet must be one of the image's ``relations`` (same strings): the file is
+    the demo's answer key, so a typo stops the stage (file, question, what was expected).
+    """
+    from halluscope.data.demo_benchmarks import item_at, read_yaml_list, text_at
+
+    path = Path(path)
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for index, rec in enumerate(read_yaml_list(path, "questions")):
+        where = f"{path}: questions[{index}]"
+        if not isinstance(rec, dict):
+            raise InputError(f"{where}: expected a mapping")
+        unknown = sorted(set(rec) - {"id", "image", "question", "answer", "triplets"})
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {unknown}")
+        qid = text_at(rec, "id", where)
+        where = f"{path}: question {qid!r}"
+        if qid in seen:
+            raise InputError(f"{where}: the id is used twice")
+        seen.add(qid)
+        item = item_at(items, rec.get("image"), where)
+        relations = [[str(x) for x in t] for t in item.get("relations", [])]
+        triplets = rec.get("triplets")
+        if not isinstance(triplets, list) or not triplets:
+            raise InputError(f"{where}: 'triplets' must be a non-empty list of [s, r, o]")
+        for triplet in triplets:
+            if not isinstance(triplet, list) or len(triplet) != 3:
+                raise InputError(f"{where}: triplet {triplet!r} is not [subject, relation, object]")
+            if [str(x) for x in triplet] not in relations:
+                raise InputError(
+                    f"{where}: triplet {triplet!r} is not a relation of image "
+                    f"{item['image_id']!r} (its relations: {relations})"
+                )
+        out.append(
+            {
+                "question_id": qid,
+                "image_id": str(item["image_id"]),
+                "question": text_at(rec, "question", where),
+                "answer": text_at(rec, "answer", where),
+                "triplets": [[str(x) for x in t] for t in triplets],
+            }
+        )
+    if not out:
+        raise InputError(f"{path}: no question")
+    return out

@@ -10,7 +10,7 @@ every line when the judge gives no attribution (then the object/relation rates a
 The pipeline's own ``results/trihe/<profile>/<model>/judgments.jsonl`` nests one such entry per
 judge (``{"image_id", "question_id", "triplets", "judges": {NAME: {"judgments", "errors",
 "scores"}}}``): ``--judge NAME`` picks one, and gives the Hallu_Q / Hallu_I of that judge in the
-model's ``scores.json``. Definitions: :mod:`halluscope.metrics.trihe`.
+model's ``scores.json``. Definitions: :mod:`halluscope.benchmarks.trihe.metric`.
 """
 
 from __future__ import annotations
@@ -136,8 +136,8 @@ def _select_judge(path: Path, records: list[Any], judge: str | None) -> list[Any
 def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
     """Read and check the JSONL file; every error names the file and the line. ``judge``: the
     judge to read from the pipeline's nested ``judgments.jsonl`` (required for that format)."""
+    from halluscope.benchmarks.trihe.metric import QuestionJudgments
     from halluscope.io import iter_jsonl
-    from halluscope.metrics.trihe import QuestionJudgments
 
     out: list[QuestionJudgments] = []
     seen: dict[tuple[str, str], int] = {}
@@ -191,8 +191,8 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.trihe.metric import hallucination_rates
     from halluscope.io import write_json
-    from halluscope.metrics.trihe import hallucination_rates
 
     questions = read_judgments(args.judgments, args.judge)
     if not questions:

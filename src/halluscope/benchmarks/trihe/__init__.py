@@ -1,0 +1,8 @@
+"""Tri-HE (Wu et al., arXiv:2410.23114): triplets of a model's answers judged against the image's
+scene graph; Hallu_Q / Hallu_I, split into object and relation hallucinations.
+
+The metric (judgement rules on given similarities, object/relation split, the rates) is
+:mod:`~halluscope.benchmarks.trihe.metric`; the judges that load or call a model are
+:mod:`~halluscope.benchmarks.trihe.judges`; the triplet extraction
+:mod:`~halluscope.benchmarks.trihe.triplets`; the hand-check command ``halluscope trihe``
+:mod:`~halluscope.benchmarks.trihe.check`."""
