@@ -161,7 +161,7 @@ def test_profile_fields_added_later_are_optional_and_checked() -> None:
 
 
 def phd_requests(items: dict, modes=("base", "iac", "icc")) -> list[Request]:
-    from halluscope.data.demo_benchmarks import load_phd_records
+    from halluscope.benchmarks.phd.data import load_phd_records
 
     records = load_phd_records(ROOT / "data/demo/phd_questions.yaml", items)
     out = []
@@ -213,8 +213,8 @@ def test_phd_profiles_have_clearly_different_yes_biases() -> None:
 
 
 def test_demo_question_files_load(tmp_path: Path) -> None:
+    from halluscope.benchmarks.phd.data import PHD_TASKS, load_phd_records
     from halluscope.benchmarks.trihe.data import load_trihe_questions
-    from halluscope.data.demo_benchmarks import PHD_TASKS, load_phd_records
 
     items = demo_items()
     questions = load_trihe_questions(ROOT / "data/demo/trihe_questions.yaml", items)

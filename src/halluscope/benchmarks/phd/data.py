@@ -24,10 +24,12 @@ earlier name for iac is "sec"; it is accepted as an alias.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from halluscope.data.demo_benchmarks import item_at, read_yaml_list, text_at
 from halluscope.io import InputError, read_json
 
 MODES = ("base", "iac", "icc", "ccs")
@@ -88,6 +90,11 @@ def _text(rec: dict, key: str, where: str) -> str:
     return value
 
 
+def _annotations(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's optional PhD annotations (hallucinated item, ground truth, subject)."""
+    return {key: rec.get(key) for key in ("hitem", "gt", "subject")}
+
+
 def _records(path: Path) -> list[dict]:
     data = read_json(path)
     if not isinstance(data, list):
@@ -121,9 +128,7 @@ def load_phd(path: str | Path) -> list[PhdRecord]:
                 yes_question=_text(rec, "yes_question", where),
                 no_question=_text(rec, "no_question", where),
                 context=context,
-                hitem=rec.get("hitem"),
-                gt=rec.get("gt"),
-                subject=rec.get("subject"),
+                **_annotations(rec),
                 ccs_description=str(ccs) if ccs is not None else None,
             )
         )
@@ -149,6 +154,62 @@ def load_phd_ccs(path: str | Path) -> list[PhdRecord]:
                 image_path=image_path,
             )
         )
+    return out
+
+
+#: PhD's five tasks (upstream README "Mode and Task"), as the ``task`` values of the records.
+PHD_TASKS: tuple[str, ...] = (
+    "object_recognition",
+    "attribute_recognition",
+    "sentiment_understanding",
+    "positional_reasoning",
+    "counting",
+)
+
+
+def load_phd_records(path: str | Path, items: Mapping[str, Mapping[str, Any]]) -> list[PhdRecord]:
+    """PhD records in file order (``index`` = position in the file), checked against the items.
+
+    A record without ``ccs_description`` needs ``context: {iac, icc}``; every task must be one of
+    :data:`PHD_TASKS`.
+    """
+    path = Path(path)
+    allowed = {"image_id", "task", "yes_question", "no_question", "hitem", "gt", "subject"}
+    out: list[PhdRecord] = []
+    for index, rec in enumerate(read_yaml_list(path, "records")):
+        where = f"{path}: records[{index}]"
+        if not isinstance(rec, dict):
+            raise InputError(f"{where}: expected a mapping")
+        ccs = rec.get("ccs_description")
+        keys = allowed | ({"ccs_description"} if ccs is not None else {"context"})
+        unknown = sorted(set(rec) - keys)
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {unknown} (ccs records have no context)")
+        item = item_at(items, rec.get("image_id"), where)
+        task = rec.get("task")
+        if task not in PHD_TASKS:
+            raise InputError(f"{where}: task {task!r} is not one of {', '.join(PHD_TASKS)}")
+        context = None
+        if ccs is None:
+            context = rec.get("context")
+            if not isinstance(context, dict) or set(context) != {"iac", "icc"}:
+                raise InputError(f"{where}: 'context' must be {{iac: text, icc: text}}")
+            context = {mode: text_at(context, mode, f"{where}.context") for mode in ("iac", "icc")}
+        out.append(
+            PhdRecord(
+                index=index,
+                image_id=str(item["image_id"]),
+                task=str(task),
+                yes_question=text_at(rec, "yes_question", where),
+                no_question=text_at(rec, "no_question", where),
+                context=context,
+                **_annotations(rec),
+                ccs_description=text_at(rec, "ccs_description", where) if ccs is not None else None,
+                image_path=item.get("image"),
+            )
+        )
+    if not out:
+        raise InputError(f"{path}: no record")
     return out
 
 

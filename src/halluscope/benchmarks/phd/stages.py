@@ -52,13 +52,11 @@ def load_records(questions_path: Path, items: dict[str, dict]) -> list:
     Why restrict: ``data.limit`` keeps the first images only; records of other images are left
     out (counted in the log), and a dataset image without any record is an error.
     """
-    from halluscope.benchmarks.phd.data import load_phd, load_phd_ccs
+    from halluscope.benchmarks.phd.data import load_phd, load_phd_ccs, load_phd_records
     from halluscope.data.fetch import resolve_input
 
     path = resolve_input(questions_path)
     if path.suffix != ".json":
-        from halluscope.data.demo_benchmarks import load_phd_records
-
         return load_phd_records(path, items)
     records = load_phd_ccs(path) if _is_ccs_file(path) else load_phd(path)
     kept = [
