@@ -87,6 +87,7 @@ def score_files(dataset=RUN):
 
 
 def pope_score_files(dataset=RUN):
+    """POPE's score files (benchmarks/pope), which rule summarize joins into the CAOS tables."""
     if not config["pope"]["enabled"]:
         return []
     return expand(

@@ -62,6 +62,7 @@ def test_stage_commands_and_answerers_come_from_the_packages() -> None:
 
     assert {"amber-prompts", "amber-answers", "amber-score", "amber-table"} <= set(stage_names())
     assert [m.__name__ for m in import_plugins("simulated")] == [
+        "halluscope.benchmarks.pope.simulated",
         "halluscope.benchmarks.trihe.simulated",
         "halluscope.benchmarks.phd.simulated",
         "halluscope.benchmarks.amber.simulated",
@@ -71,7 +72,8 @@ def test_stage_commands_and_answerers_come_from_the_packages() -> None:
     )
     trihe = {"questions", "answers", "triplets", "judge", "table", "figure"}
     assert {f"trihe-{stage}" for stage in trihe} <= set(stage_names())
-    assert {"trihe", "trihe-describe", "trihe-answer", "phd"} <= set(answered_tasks())
+    assert {f"pope-{stage}" for stage in ("questions", "answers", "score")} <= set(stage_names())
+    assert {"yesno", "trihe", "trihe-describe", "trihe-answer", "phd"} <= set(answered_tasks())
     assert "amber" in answered_tasks()
     out = subprocess.run(
         [sys.executable, "-m", "halluscope.cli", "stage", "amber-score", "--help"],

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.cli import main
-from halluscope.metrics.pope import (
+from halluscope.benchmarks.pope.metric import (
     PARSERS,
     build_questions,
     cooccurrence,
@@ -24,6 +23,7 @@ from halluscope.metrics.pope import (
     pope_scores,
     question_text,
 )
+from halluscope.cli import main
 from halluscope.objects.coco import COCO_CLASSES
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_inputs
+from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add
 from halluscope.io import InputError, input_error_exit
 
 #: Stages whose module has its own argument parser (sub-steps such as ``report`` / ``pool``).
@@ -89,29 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out-objects", P),
         ("--pope", {"type": Path, "nargs": "*", "default": []}),
         ("captions", FILES),
-    )
-    add(
-        sub,
-        "stage-pope-questions",
-        "POPE questions",
-        _pope_questions,
-        ("--items", P),
-        ("--setting", S),
-        ("--n", I),
-        ("--seed", I),
-        ("--typo", {"action": "store_true"}),
-        ("--out", P),
-    )
-    add(sub, "stage-pope-answers", "POPE answers", _pope_answers, ("--questions", P), *ANSWER_ARGS)
-    add(
-        sub,
-        "stage-pope-score",
-        "POPE scores",
-        _pope_score,
-        ("--questions", P),
-        ("--answers", P),
-        ("--parser", S),
-        ("--out", P),
     )
     add(
         sub,
@@ -312,24 +289,6 @@ def _summarize(args: argparse.Namespace) -> None:
     from halluscope.stages import summarize
 
     summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
-
-
-def _pope_questions(args: argparse.Namespace) -> None:
-    from halluscope.stages import pope
-
-    pope.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
-
-
-def _pope_answers(args: argparse.Namespace) -> None:
-    from halluscope.stages import pope
-
-    pope.answers(*answer_inputs(args, args.questions), args.out)
-
-
-def _pope_score(args: argparse.Namespace) -> None:
-    from halluscope.stages import pope
-
-    pope.score(args.questions, args.answers, args.parser, args.out)
 
 
 def _report(args: argparse.Namespace) -> None:

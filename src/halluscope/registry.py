@@ -134,18 +134,6 @@ STAGES: list[Stage] = [
         ["results/objects", "results/data"],
         "presence of out-of-domain objects",
     ),
-    Stage(
-        "pope",
-        "pope_all",
-        ["pope", "models", "generate.models", "generate.seed", "generate.template_version"],
-        [
-            "rules/pope.smk",
-            "src/halluscope/stages/pope.py",
-        ],
-        ["results/pope"],
-        ["results/data"],
-        "POPE questions, answers and scores",
-    ),
     *benchmark_stages(dvc_only=True),
     Stage(
         "nope",

@@ -17,9 +17,9 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Packaged: Tri-HE and PhD (moved here, every output unchanged) and AMBER (added this way). Not yet
-moved: CAOS/POPE (the core DAG) and NOPE still live in ``stages/``, ``metrics/``, ``nope/`` and
-``rules/``.
+Packaged: POPE, Tri-HE and PhD (moved here, every output unchanged) and AMBER (added this way).
+Not yet moved: the CAOS core DAG and NOPE still live in ``stages/``, ``metrics/``, ``nope/`` and
+``rules/``. POPE-F1 joins the CAOS tables, so ``rules/common.smk`` keeps ``pope_score_files``.
 """
 
 from __future__ import annotations
@@ -90,6 +90,12 @@ ANSWERING = (
 )
 
 BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "pope",
+        "POPE questions, answers and scores",
+        "halluscope.benchmarks.pope",
+        dvc_params=("pope", *ANSWERING),
+    ),
     Benchmark(
         "trihe",
         "Tri-HE answers, triplets, judgements, Hallu_Q / Hallu_I",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +59,8 @@ def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
         args.cache_mode,
     )  # fmt: skip
     return args.items, questions, settings
+
+
+def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:
+    """A hand-check command's ``--help`` epilog: its input formats (one line each), an example."""
+    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from halluscope.commands._args import help_epilog
 from halluscope.io import InputError
 
 FETCH_FORMATS = (
@@ -36,10 +37,6 @@ COCO_GT_FORMATS = (
 """``halluscope coco-gt`` input and output formats, one ``--help`` line each."""
 
 
-def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
-    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
-
-
 def add_parser(sub) -> None:
     fetch = sub.add_parser(
         "fetch",
@@ -49,7 +46,7 @@ def add_parser(sub) -> None:
             "download cache, else a resumable, checksum-verified download. Prints one path per "
             "file. FILE is a path relative to the mirror (see --list) or 'all'."
         ),
-        epilog=_epilog(FETCH_FORMATS, ("  halluscope fetch --no-download chair/synonyms.txt",)),
+        epilog=help_epilog(FETCH_FORMATS, ("  halluscope fetch --no-download chair/synonyms.txt",)),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fetch.add_argument("files", metavar="FILE", nargs="*", help="relative path, or 'all'")
@@ -72,7 +69,7 @@ def add_parser(sub) -> None:
         help="CHAIR ground truth per MSCOCO image (instances united with caption objects)",
         description="CHAIR ground truth per MSCOCO image: the instance categories united with "
         "the objects parsed from the human captions, mapped to the 80 class names.",
-        epilog=_epilog(
+        epilog=help_epilog(
             COCO_GT_FORMATS,
             (
                 "  halluscope coco-gt --zip annotations_trainval2014.zip --variant pattern "

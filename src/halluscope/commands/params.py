@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from halluscope.commands._args import help_epilog
+
 FORMATS = (
     "  OVERLAY     YAML mapping merged over --params key by key, as `snakemake --configfile` "
     "merges it (e.g. config/profiles/pope-captions.yaml)",
@@ -23,14 +25,9 @@ def add_parser(sub) -> None:
         help="check params.yaml and --configfile overlays (YAML syntax with line and column, "
         "schema, references) before a run",
         description=__doc__.split("\n\n")[0],
-        epilog="\n".join(
-            (
-                "input formats (one line each):",
-                *FORMATS,
-                "",
-                "example:",
-                "  halluscope check-params config/profiles/pope-captions.yaml my-overlay.yaml",
-            )
+        epilog=help_epilog(
+            FORMATS,
+            ("  halluscope check-params config/profiles/pope-captions.yaml my-overlay.yaml",),
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -15,13 +15,13 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 - :mod:`~halluscope.models.sim.profiles`: the profiles (rates and styles) and their validation;
 - :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
-  (``oracle``), :mod:`~halluscope.models.sim.pope` (``yesno``) and
+  (``oracle``) and
   :mod:`~halluscope.models.sim.nope` (``nope``): what each task answers, in their docstrings.
   The packaged benchmarks register their own (``halluscope.benchmarks.<name>.simulated``:
   ``trihe``, ``trihe-describe`` and ``trihe-answer``, ``phd``, ``amber``).
 """
 
-from halluscope.models.sim import captions, nope, oracle, pope  # noqa: F401 (plug-ins)
+from halluscope.models.sim import captions, nope, oracle  # noqa: F401 (plug-ins)
 from halluscope.models.sim.captions import compose_text, instruction_style
 from halluscope.models.sim.core import (
     SIM_VERSION,

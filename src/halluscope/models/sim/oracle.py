@@ -5,7 +5,7 @@ The truth is whether <object> is among the annotated objects of the answer key (
 and ``other_objects``; a plural matches its singular); the answer is flipped with probability
 ``oracle_error_rate``. ``meta``: ``{"object", "truth", "answer", "flipped"}``. The question forms
 read by :func:`question_object` also cover POPE's yes/no questions
-(:mod:`halluscope.models.sim.pope`).
+(:mod:`halluscope.benchmarks.pope.simulated`).
 """
 
 from __future__ import annotations

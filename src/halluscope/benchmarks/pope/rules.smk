@@ -1,3 +1,7 @@
+# POPE: questions per negative-sampling setting -> answers per model -> scores. Included by the
+# Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py
+# (commands.py beside it). POPE-F1 joins the CAOS tables (rule summarize reads the scores).
+
 rule pope_questions:
     """POPE questions (one negative-sampling setting) built from the per-image GT."""
     input:
@@ -10,7 +14,7 @@ rule pope_questions:
         typo="--typo" if config["pope"]["typo"] else "",
         code=code_version("pope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/pope/{dataset}/questions_{setting}.log",
     shell:
@@ -32,7 +36,7 @@ rule pope_answers:
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("pope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/pope/{dataset}/{model}/{setting}.answers.log",
     shell:
@@ -53,7 +57,7 @@ rule pope_score:
         parser=config["pope"]["parser"],
         code=code_version("pope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/pope/{dataset}/{model}/{setting}.scores.log",
     shell:

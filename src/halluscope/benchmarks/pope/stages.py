@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def questions(items_path: Path, setting: str, n: int, seed: int, typo: bool, out: Path) -> None:
     """POPE questions for the dataset's images (images with fewer than n GT objects skipped)."""
-    from halluscope.metrics.pope import build_questions
+    from halluscope.benchmarks.pope.metric import build_questions
 
     items = load_items(items_path)
     gt = {image_id: item.get("gt_objects", []) for image_id, item in items.items()}
@@ -54,7 +54,7 @@ def answers(
 
 def score(questions_path: Path, answers_path: Path, parser: str, out: Path) -> None:
     """POPE accuracy, precision, recall, F1, yes-ratio, unparsed for one model and setting."""
-    from halluscope.metrics.pope import parse_answer, pope_scores
+    from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
 
     labels = {q["question_id"]: q["label"] for q in read_jsonl(questions_path)}
     preds = {a["question_id"]: parse_answer(a["text"], parser) for a in read_jsonl(answers_path)}

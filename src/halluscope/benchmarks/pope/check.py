@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from halluscope.commands._args import help_epilog
+
 __all__ = ["add_parser", "align_answers", "check_unique_ids", "load_gt", "run", "run_build"]
 
 POPE_FORMATS = (
@@ -38,22 +40,18 @@ BUILD_FORMATS = (
 """``halluscope pope-build`` input and output formats, one ``--help`` line each."""
 
 
-def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
-    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
-
-
 def add_parser(subparsers: Any) -> None:
     """Register ``pope`` and ``pope-build``."""
     import argparse
 
-    from halluscope.metrics.pope import PARSERS, SETTINGS
+    from halluscope.benchmarks.pope.metric import PARSERS, SETTINGS
 
     score = subparsers.add_parser(
         "pope",
         help="POPE scores of yes/no answers",
         description="POPE accuracy, precision, recall, F1 and yes ratio of yes/no answers, "
         "parsed by --parser (original: the released POPE evaluation).",
-        epilog=_epilog(
+        epilog=help_epilog(
             POPE_FORMATS,
             (
                 "  halluscope pope --questions results/pope/demo/questions/adversarial.jsonl \\",
@@ -79,7 +77,7 @@ def add_parser(subparsers: Any) -> None:
         help="POPE questions from per-image GT objects",
         description="POPE questions (random, popular or adversarial negatives) from the ground-"
         "truth objects of each image, seeded.",
-        epilog=_epilog(
+        epilog=help_epilog(
             BUILD_FORMATS,
             (
                 "  halluscope pope-build --gt results/data/demo/items.jsonl --setting adversarial "
@@ -223,8 +221,8 @@ def _by_id(
 
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
+    from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
     from halluscope.io import iter_jsonl_numbered, read_json_records, write_json
-    from halluscope.metrics.pope import parse_answer, pope_scores
 
     numbered = list(iter_jsonl_numbered(args.questions))
     questions = [q for _, q in numbered]
@@ -269,8 +267,8 @@ def run_build(args: argparse.Namespace) -> None:
     """``halluscope pope-build``: write a POPE question JSONL."""
     import random
 
+    from halluscope.benchmarks.pope.metric import build_questions
     from halluscope.io import write_jsonl
-    from halluscope.metrics.pope import build_questions
 
     gt = load_gt(args.gt)
     if args.images is not None:

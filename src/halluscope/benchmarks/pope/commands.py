@@ -1,0 +1,67 @@
+"""POPE's commands: the stage entry points of its rules (``halluscope stage pope-*``) and the
+hand-checks ``halluscope pope`` / ``pope-build`` (:mod:`halluscope.benchmarks.pope.check`).
+
+Thin wrappers: parse the arguments the rules pass and call
+:mod:`halluscope.benchmarks.pope.stages`. Heavy imports happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from halluscope.benchmarks.pope import check
+from halluscope.commands._args import ANSWER_ARGS, I, P, S, add, answer_inputs
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the POPE stage subcommands and the hand-checks ``pope`` and ``pope-build``."""
+    add(
+        subparsers,
+        "stage-pope-questions",
+        "POPE questions",
+        _pope_questions,
+        ("--items", P),
+        ("--setting", S),
+        ("--n", I),
+        ("--seed", I),
+        ("--typo", {"action": "store_true"}),
+        ("--out", P),
+    )
+    add(
+        subparsers,
+        "stage-pope-answers",
+        "POPE answers",
+        _pope_answers,
+        ("--questions", P),
+        *ANSWER_ARGS,
+    )
+    add(
+        subparsers,
+        "stage-pope-score",
+        "POPE scores",
+        _pope_score,
+        ("--questions", P),
+        ("--answers", P),
+        ("--parser", S),
+        ("--out", P),
+    )
+    check.add_parser(subparsers)
+
+
+def _pope_questions(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.pope import stages
+
+    stages.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
+
+
+def _pope_answers(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.pope import stages
+
+    stages.answers(*answer_inputs(args, args.questions), args.out)
+
+
+def _pope_score(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.pope import stages
+
+    stages.score(args.questions, args.answers, args.parser, args.out)
