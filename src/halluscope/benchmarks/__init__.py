@@ -17,9 +17,8 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Packaged: Tri-HE and PhD (moved here, every output unchanged) and AMBER (added this way). Not yet
-moved: CAOS/POPE (the core DAG) and NOPE still live in ``stages/``, ``metrics/``, ``nope/`` and
-``rules/``.
+Packaged: Tri-HE, PhD and NOPE (moved here, every output unchanged) and AMBER (added this way).
+Not yet moved: CAOS/POPE (the core DAG) still live in ``stages/``, ``metrics/`` and ``rules/``.
 """
 
 from __future__ import annotations
@@ -127,6 +126,20 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         datasets=("amber-gen",),
         tables=("amber_table",),
         titles=(("amber_table", "AMBER generative: CHAIR, Cover, Hal, Cog"),),
+    ),
+    Benchmark(
+        "nope",
+        "NOPE questions (list-then-rewrite), answers, accuracy / METEOR / NegP accuracy",
+        "halluscope.benchmarks.nope",
+        tables=("nope_table", "nope_breakdown"),
+        figures=("nope_question_types",),
+        titles=(
+            ("nope_table", "NOPE accuracy, METEOR, NegP accuracy"),
+            ("nope_breakdown", "NOPE NegP accuracy by question type and relevance"),
+            ("nope_question_types", "NOPE accuracy per question type"),
+        ),
+        dvc_params=("nope", *ANSWERING),
+        dvc_data=("data/demo/nope_fallback.yaml",),
     ),
 )
 

@@ -133,8 +133,12 @@ def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
+    from halluscope.benchmarks.nope.metric import (
+        MeteorUnavailableError,
+        score_answers,
+        validate_record,
+    )
     from halluscope.io import write_json
-    from halluscope.metrics.nope import MeteorUnavailableError, score_answers, validate_record
 
     records = []
     first_line: dict[Any, int] = {}
@@ -190,8 +194,8 @@ def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int
 
 def run_lexdiv(args: argparse.Namespace) -> None:
     """``halluscope lexdiv``: MATTR/MTLD/HD-D overall and per group, one JSON file."""
+    from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
     from halluscope.io import write_json
-    from halluscope.metrics.lexical_diversity import lexical_diversity, tokenize
 
     records, dropped = _question_texts(args)
     if not records:
