@@ -138,8 +138,8 @@ def caos_figure_files(dataset=RUN):
     )
 
 
-# NOPE (rules/nope.smk): per-model scores, tables, figures. The packaged benchmarks (Tri-HE, PhD,
-# AMBER) keep theirs in src/halluscope/benchmarks/<name>/common.smk.
+# The packaged benchmarks (NOPE, Tri-HE, PhD, AMBER) keep their rules' helpers in
+# src/halluscope/benchmarks/<name>/common.smk; the lists they share are here.
 def benchmark_score_files(name, dataset=RUN):
     """Every model's results/<name>/<dataset>/<model>/scores.json; none when benchmark <name> is
     disabled (an absent params section is disabled)."""
@@ -150,35 +150,18 @@ def benchmark_score_files(name, dataset=RUN):
     )
 
 
-def nope_shard_files(dataset=RUN):
-    shards = range(config["nope"]["shards"])
-    return expand("results/nope/{dataset}/generated/shard{shard}.json", dataset=dataset, shard=shards)
-
-
-def nope_score_files(dataset=RUN):
-    if not config["nope"]["enabled"]:
-        return []
-    return expand("results/nope/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
-
-
-def _enabled(pairs):
-    return [name for name, section in pairs if config[section]["enabled"]]
-
-
 def benchmark_table_files(dataset=RUN):
-    """The NOPE and packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that
-    rule `tables` assembles (enabled ones only)."""
-    names = _enabled((("nope_table", "nope"), ("nope_breakdown", "nope")))
-    names += [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
+    """The packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that rule
+    `tables` assembles (enabled ones only)."""
+    names = [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
     return expand(
         "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
     )
 
 
 def benchmark_figure_files(dataset=RUN):
-    """The NOPE question types and the packaged benchmarks' figures (enabled benchmarks only)."""
-    names = _enabled((("nope_question_types", "nope"),))
-    names += [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
+    """The packaged benchmarks' figures (enabled benchmarks only)."""
+    names = [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
     return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
 
 
@@ -211,9 +194,6 @@ def report_title(name):
         "caos_sensitivity": "Sensitivity of Table 1 to K order, aggregation, readings",
         "caos_agreement": "Rank agreement with the published Table 1",
         "llm_comparison": "Table 1 with and without the LLM extractor",
-        "nope_table": "NOPE accuracy, METEOR, NegP accuracy",
-        "nope_breakdown": "NOPE NegP accuracy by question type and relevance",
-        "nope_question_types": "NOPE accuracy per question type",
     }
     titles.update(title for b in BENCHMARKS for title in b.titles)
     return titles.get(name, name)

@@ -66,6 +66,7 @@ def test_stage_commands_and_answerers_come_from_the_packages() -> None:
         "halluscope.benchmarks.trihe.simulated",
         "halluscope.benchmarks.phd.simulated",
         "halluscope.benchmarks.amber.simulated",
+        "halluscope.benchmarks.nope.simulated",
     ]
     assert {"phd-prompts", "phd-answers", "phd-score", "phd-table", "phd-figure"} <= set(
         stage_names()

@@ -191,7 +191,7 @@ def inputs(tmp_path_factory) -> dict:
     )
 
     # NOPE: NegP questions about absent objects + the other questions from the annotations
-    from halluscope.stages.nope import QUESTION_FIELDS, annotation_questions
+    from halluscope.benchmarks.nope.stages import QUESTION_FIELDS, annotation_questions
 
     negp_forms = {
         "object": ("What is the {} holding?", ["none", "nothing"]),
@@ -467,8 +467,8 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     """Tri-HE triplet extraction, the Tri-HE LLM judge and NOPE list-then-rewrite with SmolLM2
     (params.yaml settings, one request per batch), on a few inputs: the real LLM answers ~1.4
     short requests/s."""
+    from halluscope.benchmarks.nope.stages import generator_settings
     from halluscope.benchmarks.trihe.stages import extractor_settings, judge_settings
-    from halluscope.stages.nope import generator_settings
 
     root = tmp_path_factory.mktemp("llm-inputs")
     # answers of a simulated LVLM to the first Tri-HE questions (what the rule's input holds)

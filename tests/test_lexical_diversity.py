@@ -8,8 +8,7 @@ from math import comb
 
 import pytest
 
-from halluscope.cli import main
-from halluscope.metrics.lexical_diversity import (
+from halluscope.benchmarks.nope.lexical_diversity import (
     hdd,
     lexical_diversity,
     mattr,
@@ -17,6 +16,7 @@ from halluscope.metrics.lexical_diversity import (
     tokenize,
     ttr,
 )
+from halluscope.cli import main
 
 
 def test_tokenize_follows_lexicalrichness_defaults():

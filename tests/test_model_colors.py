@@ -101,7 +101,7 @@ def test_radar_colours_follow_the_model_not_the_figure(drawn: list[Any]) -> None
 
 
 def test_nope_bars_use_the_same_colours(drawn: list[Any]) -> None:
-    from halluscope.report.benchmarks import plot_nope_question_types
+    from halluscope.benchmarks.nope.report import plot_nope_question_types
 
     group = {"by_question_type": {"color": {"accuracy": 0.5, "n": 4}}}
     scores = {m: {"negp": group, "non_negp": group} for m in ("sim-verbose", "gpt-4o")}

@@ -11,21 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.cli import main
-from halluscope.metrics.nope import (
-    NEGP_PRONOUNS,
-    MeteorScorer,
-    MeteorUnavailableError,
-    exact_match,
-    is_negp_answer,
-    normalize_answer,
-    normalize_relevance,
-    process_punctuation,
-    score_answers,
-)
-from halluscope.models.base import Request, Response, make_backend, register_backend
-from halluscope.models.cache import CacheMissError, ResponseCache
-from halluscope.nope.generate import (
+from halluscope.benchmarks.nope.generate import (
     QUESTION_TEMPLATES,
     TEMPLATE_VERSION,
     check_paraphrase,
@@ -40,6 +26,20 @@ from halluscope.nope.generate import (
     rewriting_request,
     validate_objects,
 )
+from halluscope.benchmarks.nope.metric import (
+    NEGP_PRONOUNS,
+    MeteorScorer,
+    MeteorUnavailableError,
+    exact_match,
+    is_negp_answer,
+    normalize_answer,
+    normalize_relevance,
+    process_punctuation,
+    score_answers,
+)
+from halluscope.cli import main
+from halluscope.models.base import Request, Response, make_backend, register_backend
+from halluscope.models.cache import CacheMissError, ResponseCache
 
 # ---------------------------------------------------------------------------------------------
 # VQA normalisation and exact match
@@ -159,7 +159,7 @@ def test_meteor_identical_and_unrelated(meteor):
 
 
 def test_meteor_without_java_is_a_clear_error(monkeypatch, tmp_path, capsys):
-    import halluscope.metrics.nope as nope_metrics
+    import halluscope.benchmarks.nope.metric as nope_metrics
 
     monkeypatch.setattr(nope_metrics.shutil, "which", lambda name: None)
     with pytest.raises(MeteorUnavailableError, match="no 'java' on PATH"):

@@ -22,11 +22,8 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import ROOT, copy_of_build, demo_items, forced_rebuild, planned_jobs, sim
 
-from halluscope.metrics.nope import is_negp_answer
-from halluscope.models.base import Request, Response, image_request, user_message
-from halluscope.models.cache import ResponseCache
-from halluscope.models.sim import PROFILES, resolve_profile
-from halluscope.nope.generate import (
+from halluscope.benchmarks.nope import stages as stage
+from halluscope.benchmarks.nope.generate import (
     FEWSHOT_EXAMPLES,
     check_paraphrase,
     generate_nope,
@@ -36,7 +33,10 @@ from halluscope.nope.generate import (
     present_keys,
     validate_objects,
 )
-from halluscope.stages import nope as stage
+from halluscope.benchmarks.nope.metric import is_negp_answer
+from halluscope.models.base import Request, Response, image_request, user_message
+from halluscope.models.cache import ResponseCache
+from halluscope.models.sim import PROFILES, resolve_profile
 
 MODELS = ["sim-precise", "sim-verbose", "sim-frequent"]
 TYPES = ("color", "object", "location", "counting", "person")
@@ -325,7 +325,7 @@ def test_load_fallback_errors(tmp_path: Path) -> None:
 
 
 def test_nope_tables_say_simulated() -> None:
-    from halluscope.report.benchmarks import nope_breakdown_latex, nope_table_latex
+    from halluscope.benchmarks.nope.report import nope_breakdown_latex, nope_table_latex
 
     section = {"accuracy": 0.5, "meteor": 0.6, "negp_accuracy": 0.7}
     groups = {"by_question_type": {"color": section}, "by_relevance": {"unrelated": section}}

@@ -34,7 +34,7 @@ def test_outputs_exist_and_say_simulated(project: Path) -> None:
     tables = sorted(p.name for p in (project / "results/tables/demo").glob("*.tex"))
     expected = {"caos_ratios.tex", "caos_table1.tex", "caos_table2.tex"}
     expected |= {"trihe_table.tex", "phd_table.tex"}  # rules/trihe.smk, benchmarks/phd/rules.smk
-    expected |= {"nope_table.tex", "nope_breakdown.tex"}  # rules/nope.smk
+    expected |= {"nope_table.tex", "nope_breakdown.tex"}  # benchmarks/nope/rules.smk
     assert expected <= set(tables), tables
     for table in tables:
         assert "simulated" in (project / "results/tables/demo" / table).read_text()

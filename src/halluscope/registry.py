@@ -16,8 +16,6 @@ from pathlib import Path
 
 import yaml
 
-from halluscope.benchmarks import ANSWERING
-
 CORE_CODE = [
     "Snakefile",
     "rules/common.smk",
@@ -136,20 +134,6 @@ STAGES: list[Stage] = [
     ),
     *benchmark_stages(dvc_only=True),
     Stage(
-        "nope",
-        "nope_all",
-        ["nope", *ANSWERING],
-        [
-            "rules/nope.smk",
-            "src/halluscope/commands/stages_nope.py",
-            "src/halluscope/stages/nope.py",
-            "data/demo/nope_fallback.yaml",
-        ],
-        ["results/nope"],
-        ["results/data"],
-        "NOPE questions (list-then-rewrite), answers, accuracy / METEOR / NegP accuracy",
-    ),
-    Stage(
         "embed",
         "embed_all",
         ["embed", "caos.frequent"],
@@ -185,9 +169,7 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/figures.smk",
-            "rules/nope.smk",
             "src/halluscope/stages/report.py",
-            "src/halluscope/commands/stages_nope.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
         ],
@@ -212,9 +194,7 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/tables.smk",
-            "rules/nope.smk",
             "src/halluscope/stages/report.py",
-            "src/halluscope/commands/stages_nope.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
         ],

@@ -17,9 +17,9 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Packaged: POPE, Tri-HE and PhD (moved here, every output unchanged) and AMBER (added this way).
-Not yet moved: the CAOS core DAG and NOPE still live in ``stages/``, ``metrics/``, ``nope/`` and
-``rules/``. POPE-F1 joins the CAOS tables, so ``rules/common.smk`` keeps ``pope_score_files``.
+Packaged: POPE, Tri-HE, PhD and NOPE (moved here, every output unchanged) and AMBER (added this
+way). Not yet moved: the CAOS core DAG (``stages/``, ``metrics/``, ``rules/``). POPE-F1 joins the
+CAOS tables, so ``rules/common.smk`` keeps ``pope_score_files`` for rule ``summarize``.
 """
 
 from __future__ import annotations
@@ -133,6 +133,20 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         datasets=("amber-gen",),
         tables=("amber_table",),
         titles=(("amber_table", "AMBER generative: CHAIR, Cover, Hal, Cog"),),
+    ),
+    Benchmark(
+        "nope",
+        "NOPE questions (list-then-rewrite), answers, accuracy / METEOR / NegP accuracy",
+        "halluscope.benchmarks.nope",
+        tables=("nope_table", "nope_breakdown"),
+        figures=("nope_question_types",),
+        titles=(
+            ("nope_table", "NOPE accuracy, METEOR, NegP accuracy"),
+            ("nope_breakdown", "NOPE NegP accuracy by question type and relevance"),
+            ("nope_question_types", "NOPE accuracy per question type"),
+        ),
+        dvc_params=("nope", *ANSWERING),
+        dvc_data=("data/demo/nope_fallback.yaml",),
     ),
 )
 

@@ -15,13 +15,12 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 - :mod:`~halluscope.models.sim.profiles`: the profiles (rates and styles) and their validation;
 - :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
-  (``oracle``) and
-  :mod:`~halluscope.models.sim.nope` (``nope``): what each task answers, in their docstrings.
-  The packaged benchmarks register their own (``halluscope.benchmarks.<name>.simulated``:
-  ``trihe``, ``trihe-describe`` and ``trihe-answer``, ``phd``, ``amber``).
+  (``oracle``): what each task answers, in their docstrings. The packaged benchmarks register
+  their own (``halluscope.benchmarks.<name>.simulated``: ``yesno`` (POPE), ``trihe``,
+  ``trihe-describe`` and ``trihe-answer``, ``phd``, ``amber``, ``nope``).
 """
 
-from halluscope.models.sim import captions, nope, oracle  # noqa: F401 (plug-ins)
+from halluscope.models.sim import captions, oracle  # noqa: F401 (plug-ins)
 from halluscope.models.sim.captions import compose_text, instruction_style
 from halluscope.models.sim.core import (
     SIM_VERSION,
@@ -33,7 +32,6 @@ from halluscope.models.sim.core import (
     seeded_rng,
     sim_items,
 )
-from halluscope.models.sim.nope import COLOR_POOL, PERSON_POOL
 from halluscope.models.sim.oracle import question_object
 from halluscope.models.sim.pools import COOCCURRENCE, OOD_POOL, RELATION_POOL, noun_phrase
 from halluscope.models.sim.profiles import (
@@ -49,11 +47,9 @@ from halluscope.models.sim.registry_plugins import load_benchmark_answerers
 load_benchmark_answerers()  # the packaged benchmarks' answerers (halluscope.benchmarks)
 
 __all__ = [
-    "COLOR_POOL",
     "COOCCURRENCE",
     "KINDS",
     "OOD_POOL",
-    "PERSON_POOL",
     "PROFILES",
     "PROFILE_DEFAULTS",
     "PROFILE_FIELDS",

@@ -1,6 +1,6 @@
 """The simulated LVLM backend: seeded randomness, the answerer registry and the ``sim`` backend.
 
-Each benchmark's module (``captions``, ``oracle``, ``pope``, ``nope``, the packaged ``simulated``)
+Each benchmark's module (``captions``, ``oracle``, ``pope``, the packaged ``simulated``)
 registers the answerer of its tasks with :func:`register_answerer`; :class:`SimulatedLVLM`
 dispatches every request to the answerer of its ``task``.
 

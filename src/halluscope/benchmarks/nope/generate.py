@@ -49,17 +49,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from halluscope.models.base import Backend, Request, Response
-from halluscope.models.cache import ResponseCache
-from halluscope.nope.drift import (
+from halluscope.benchmarks.nope.drift import (
     DEFAULT_MIN_SIMILARITY,
     DRIFT_REASONS,
     DriftCheck,
     check_paraphrase,
     content_similarity,
 )
-from halluscope.nope.parsing import parse_object_list, parse_questions
-from halluscope.nope.prompts import (
+from halluscope.benchmarks.nope.parsing import parse_object_list, parse_questions
+from halluscope.benchmarks.nope.prompts import (
     DEFAULT_PARAMS,
     FEWSHOT_EXAMPLES,
     PROMPTS,
@@ -71,20 +69,22 @@ from halluscope.nope.prompts import (
     rewriting_prompt,
     rewriting_request,
 )
-from halluscope.nope.templates import (
+from halluscope.benchmarks.nope.templates import (
     QUESTION_TEMPLATES,
     QuestionTemplate,
     TemplateChoice,
     choose_template,
     reference_questions,
 )
-from halluscope.nope.validation import (
+from halluscope.benchmarks.nope.validation import (
     NLP,
     ObjectCheck,
     load_nlp,
     present_keys,
     validate_objects,
 )
+from halluscope.models.base import Backend, Request, Response
+from halluscope.models.cache import ResponseCache
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from halluscope.nope.validation import (
+from halluscope.benchmarks.nope.validation import (
     _GENERIC_HEADS,
     _GENERIC_WORDS,
     _NOUN_POS,

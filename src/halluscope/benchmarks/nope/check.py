@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from halluscope.commands._args import help_epilog
 from halluscope.io import InputError
 
 NOPE_FORMATS = (
@@ -34,10 +35,6 @@ LEXDIV_FORMATS = (
 """``halluscope lexdiv`` input and output formats, one ``--help`` line each."""
 
 
-def _epilog(formats: tuple[str, ...], example: tuple[str, ...]) -> str:
-    return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
-
-
 def add_parser(subparsers: Any) -> None:
     """Add the ``nope`` and ``lexdiv`` subcommands."""
     nope = subparsers.add_parser(
@@ -45,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
         help="NOPE scores (exact match, METEOR, NegP accuracy) of a JSONL of answers",
         description="Score VQA answers the NOPE way: accuracy (exact match after "
         "normalisation), METEOR 1.5 (needs Java; --no-meteor skips it) and NegP accuracy.",
-        epilog=_epilog(
+        epilog=help_epilog(
             NOPE_FORMATS,
             (
                 "  halluscope nope --answers results/nope/demo/sim-precise/answers.jsonl "
@@ -72,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
         help="MATTR, MTLD and HD-D of a set of questions (NOPE §4.1)",
         description="Lexical diversity of the questions of a JSONL file (or a .txt file with "
         "one question per line), concatenated in file order.",
-        epilog=_epilog(
+        epilog=help_epilog(
             LEXDIV_FORMATS,
             (
                 "  halluscope lexdiv --questions results/nope/demo/questions.jsonl "
@@ -133,8 +130,12 @@ def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
+    from halluscope.benchmarks.nope.metric import (
+        MeteorUnavailableError,
+        score_answers,
+        validate_record,
+    )
     from halluscope.io import write_json
-    from halluscope.metrics.nope import MeteorUnavailableError, score_answers, validate_record
 
     records = []
     first_line: dict[Any, int] = {}
@@ -190,8 +191,8 @@ def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int
 
 def run_lexdiv(args: argparse.Namespace) -> None:
     """``halluscope lexdiv``: MATTR/MTLD/HD-D overall and per group, one JSON file."""
+    from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
     from halluscope.io import write_json
-    from halluscope.metrics.lexical_diversity import lexical_diversity, tokenize
 
     records, dropped = _question_texts(args)
     if not records:

@@ -3,8 +3,9 @@
 The pipeline of NOPE (Lovenia et al., ``../shared/papers/nope.txt``) on any backend:
 
 1. ``questions``: NegP questions generated from each image's ``caption`` and labels (MSCOCO +
-   other objects of ``items.jsonl``) by list-then-rewrite (:func:`halluscope.nope.generate.
-   generate_nope`, §3.1 and Appendices A-C) with the extractor LLM, through the response cache.
+   other objects of ``items.jsonl``) by list-then-rewrite
+   (:func:`halluscope.benchmarks.nope.generate.generate_nope`, §3.1 and Appendices A-C) with the
+   extractor LLM, through the response cache.
    The validation also treats the MSCOCO synonyms of the present classes ("bike" for a bicycle,
    "astronaut" for a person) as present (``avoid``): NOPE's lemma check alone would accept them.
    For small LLMs, ``prompt: fewshot`` and the fallback candidates (``fallback_objects``,
@@ -15,11 +16,12 @@ The pipeline of NOPE (Lovenia et al., ``../shared/papers/nope.txt``) on any back
    the paper's nine existing VQA datasets.
 2. ``answers``: each model answers each question with the image, asked for a short answer
    (:data:`ANSWER_PROMPT`, LLaVA-1.5's VQA suffix), through the cache. Simulated LVLMs answer
-   from the answer key in ``Request.answer_key`` (see ``models/sim/nope.py``).
+   from the answer key in ``Request.answer_key`` (see :mod:`halluscope.benchmarks.nope.simulated`).
 3. ``score``: exact-match accuracy, METEOR 1.5 and NegP accuracy, for NegP and other questions,
-   by question type and object-scene relevance (:func:`halluscope.metrics.nope.score_answers`).
+   by question type and object-scene relevance
+   (:func:`halluscope.benchmarks.nope.metric.score_answers`).
 4. ``lexdiv``: MATTR, MTLD and HD-D of the question sets
-   (:mod:`halluscope.metrics.lexical_diversity`).
+   (:mod:`halluscope.benchmarks.nope.lexical_diversity`).
 
 Every record keeps ``relevance`` (``null`` for other questions), ``question_type`` and
 ``is_negp``.
@@ -103,7 +105,7 @@ def load_fallback(path: Path | None) -> dict[str, dict[str, list[str]]]:
         return {}
     import yaml
 
-    from halluscope.metrics.nope import RELEVANCE_LEVELS
+    from halluscope.benchmarks.nope.metric import RELEVANCE_LEVELS
 
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
@@ -202,9 +204,9 @@ def generate_shard(
     seeded by image id, so the records do not depend on the shard count; the shards are merged
     in item order by :func:`questions`.
     """
+    from halluscope.benchmarks.nope.generate import TEMPLATE_VERSION, generate_nope, load_nlp
     from halluscope.models.base import make_backend
     from halluscope.models.cache import ResponseCache
-    from halluscope.nope.generate import TEMPLATE_VERSION, generate_nope, load_nlp
 
     if not 0 <= shard < shards:
         raise InputError(f"NOPE shard {shard} out of range for {shards} shard(s)")
@@ -322,43 +324,38 @@ def answers(
 ) -> None:
     """Every question answered by one model, with the image, through the response cache.
 
-    Each record carries what :func:`halluscope.metrics.nope.score_answers` needs, so
+    Each record carries what :func:`halluscope.benchmarks.nope.metric.score_answers` needs, so
     ``halluscope nope --answers`` scores an answer file by hand.
     """
-    from halluscope.stages.answering import Question, answer_questions
+    from halluscope.stages.answering import Question, answer_and_write
 
-    rows = read_jsonl(questions_path)
-    questions = [
-        Question(
+    answer_and_write(
+        items_path,
+        settings,
+        read_jsonl(questions_path),
+        lambda q: Question(
             q["image_id"],
             f"nope/{q['question_id']}",
             ANSWER_PROMPT.format(question=q["question"]),
             {"question_id": q["question_id"]},
             {key: q[key] for key in TRUTH_KEYS},
-        )  # fmt: skip
-        for q in rows
-    ]
-    responses = answer_questions(
-        items_path, settings, questions, task="nope", what="NOPE answers",
-    )  # fmt: skip
-    write_jsonl(
+        ),  # fmt: skip
+        lambda q, r: {
+            "question_id": q["question_id"],
+            "image_id": q["image_id"],
+            "model": settings.model_id,
+            "question": q["question"],
+            "question_type": q["question_type"],
+            "relevance": q["relevance"],
+            "is_negp": q["is_negp"],
+            "reference": q["reference"],
+            "source": q["source"],
+            "answer": r.text,
+            "meta": r.meta,
+        },
         out,
-        [
-            {
-                "question_id": q["question_id"],
-                "image_id": q["image_id"],
-                "model": settings.model_id,
-                "question": q["question"],
-                "question_type": q["question_type"],
-                "relevance": q["relevance"],
-                "is_negp": q["is_negp"],
-                "reference": q["reference"],
-                "source": q["source"],
-                "answer": r.text,
-                "meta": r.meta,
-            }
-            for q, r in zip(rows, responses, strict=True)
-        ],
+        task="nope",
+        what="NOPE answers",
     )
 
 
@@ -367,7 +364,7 @@ def answers(
 
 def score(answers_path: Path, meteor: bool, out: Path) -> dict[str, Any]:
     """NOPE scores of one model's answers (+ what a simulated LVLM injected)."""
-    from halluscope.metrics.nope import score_answers
+    from halluscope.benchmarks.nope.metric import score_answers
 
     rows = read_jsonl(answers_path)
     if not rows:
@@ -404,7 +401,7 @@ def lexdiv(questions_path: Path, out: Path) -> dict[str, Any]:
     Each set's questions are concatenated in file order; NegP questions also per relevance and
     per source. A measure that needs more tokens than a set has is ``null`` with the reason.
     """
-    from halluscope.metrics.lexical_diversity import lexical_diversity, tokenize
+    from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
 
     rows = read_jsonl(questions_path)
 

@@ -1,9 +1,10 @@
-"""Stage entry points of the NOPE rules (``halluscope stage-nope-*``).
+"""NOPE's commands: the stage entry points of its rules (``halluscope stage nope-*``) and the
+hand-check ``halluscope nope`` / ``halluscope lexdiv`` (:mod:`halluscope.benchmarks.nope.check`).
 
 Thin wrappers, as in :mod:`halluscope.benchmarks.trihe.commands`: parse the arguments the rules
 pass (JSON for structured params, so Snakemake tracks them as ``params:``) and call
-:mod:`halluscope.stages.nope` and :mod:`halluscope.report.benchmarks`. Heavy imports happen
-inside the handlers.
+:mod:`halluscope.benchmarks.nope.stages` and :mod:`halluscope.benchmarks.nope.report`. Heavy
+imports happen inside the handlers.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from halluscope.benchmarks.nope import check
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, add, answer_inputs
 from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register the NOPE stage subcommands."""
+    """Register the NOPE stage subcommands and the hand-checks ``halluscope nope`` / ``lexdiv``."""
+    check.add_parser(subparsers)
     add(
         subparsers,
         "stage-nope-generate",
@@ -95,53 +98,53 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from halluscope.stages import nope
+    from halluscope.benchmarks.nope import stages
 
-    stats = nope.generate_shard(
+    stats = stages.generate_shard(
         args.items, args.generator, args.fallback, args.cache, args.shard, args.shards, args.out
     )
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
 def _questions(args: argparse.Namespace) -> None:
-    from halluscope.stages import nope
+    from halluscope.benchmarks.nope import stages
 
-    stats = nope.questions(
+    stats = stages.questions(
         args.items, args.shards, args.generator, args.out_questions, args.out_report
     )
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
 def _answers(args: argparse.Namespace) -> None:
-    from halluscope.stages import nope
+    from halluscope.benchmarks.nope import stages
 
-    nope.answers(*answer_inputs(args, args.questions), args.out)
+    stages.answers(*answer_inputs(args, args.questions), args.out)
 
 
 def _score(args: argparse.Namespace) -> None:
-    from halluscope.stages import nope
+    from halluscope.benchmarks.nope import stages
 
-    report = nope.score(args.answers, bool(args.meteor), args.out)
+    report = stages.score(args.answers, bool(args.meteor), args.out)
     summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
     print(json.dumps(summary, sort_keys=True), file=sys.stderr)
 
 
 def _lexdiv(args: argparse.Namespace) -> None:
-    from halluscope.stages import nope
+    from halluscope.benchmarks.nope import stages
 
-    nope.lexdiv(args.questions, args.out)
+    stages.lexdiv(args.questions, args.out)
 
 
 def _table(args: argparse.Namespace) -> None:
-    from halluscope.io import atomic_write_text, read_json
-    from halluscope.report.benchmarks import (
+    from halluscope.benchmarks.nope.report import (
         nope_breakdown_frame,
         nope_breakdown_latex,
         nope_frame,
         nope_table_latex,
     )
+    from halluscope.benchmarks.nope.stages import read_generation
+    from halluscope.io import atomic_write_text, read_json
     from halluscope.report.tables import frame_records, twin_csv
-    from halluscope.stages.nope import read_generation
 
     scores = reports_by_model(args.scores, args.models)
     lexdiv = read_json(args.lexdiv)
@@ -159,7 +162,7 @@ def _table(args: argparse.Namespace) -> None:
 
 
 def _figure(args: argparse.Namespace) -> None:
-    from halluscope.report.benchmarks import plot_nope_question_types
+    from halluscope.benchmarks.nope.report import plot_nope_question_types
 
     scores = reports_by_model(args.scores, args.models)
     plot_nope_question_types(scores, args.models, args.out_stem, dpi=args.dpi)

@@ -1,10 +1,14 @@
 # NOPE: NegP questions by list-then-rewrite (LLM, sharded) -> answers per model -> accuracy,
 # METEOR, NegP accuracy; lexical diversity; the Table 3 layout, the breakdown table and the
-# per-question-type figure. Stage code: src/halluscope/stages/nope.py.
-from halluscope.stages.nope import check_config as nope_check_config
-from halluscope.stages.nope import generator_settings as nope_generator_settings
+# per-question-type figure. Included by the Snakefile through halluscope.benchmarks; stage code:
+# src/halluscope/benchmarks/nope/stages.py (commands.py, report.py beside it).
+from halluscope.benchmarks.nope.stages import check_config as nope_check_config
+from halluscope.benchmarks.nope.stages import generator_settings as nope_generator_settings
 
 nope_check_config(config)
+
+
+include: "common.smk"
 
 
 rule nope_generate:
@@ -22,7 +26,7 @@ rule nope_generate:
         fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
         code=code_version("nope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/generate.shard{shard}.log",
     shell:
@@ -43,7 +47,7 @@ rule nope_questions:
         generator=lambda wc: json_arg(nope_generator_settings(config)),
         code=code_version("nope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/questions.log",
     shell:
@@ -66,7 +70,7 @@ rule nope_answers:
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("nope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/{model}/answers.log",
     shell:
@@ -86,7 +90,7 @@ rule nope_score:
         meteor=json_arg(config["nope"]["meteor"]),
         code=code_version("nope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/{model}/score.log",
     shell:
@@ -103,7 +107,7 @@ rule nope_lexdiv:
     params:
         code=code_version("nope"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/lexdiv.log",
     shell:
@@ -122,13 +126,14 @@ rule nope_table:
         twins=report_csvs(
             expand("results/report/{{dataset}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
             "NOPE",
+            captions=".",
         ),
     params:
         models=json_arg(MODELS),
         decimals=config["tables"]["decimals"],
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/table.log",
     shell:
@@ -143,13 +148,18 @@ rule nope_figure:
         nope_score_files(),
     output:
         pdf="results/figures/{dataset}/nope_question_types.pdf",
-        png=report_figure("results/figures/{dataset}/nope_question_types.png", "nope_question_types", "NOPE"),
+        png=report_figure(
+            "results/figures/{dataset}/nope_question_types.png",
+            "nope_question_types",
+            "NOPE",
+            captions=".",
+        ),
     params:
         models=json_arg(MODELS),
         dpi=config["figures"]["dpi"],
         code=code_version("figures"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/nope_question_types.log",
     shell:
