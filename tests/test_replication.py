@@ -98,8 +98,10 @@ def test_dvc_exp_run_reruns_only_affected_stages(clone_a: Path) -> None:
 
 
 def test_second_snakemake_on_same_folder_is_locked_out(clone_a: Path) -> None:
+    """While one Snakemake process holds the folder's lock, a second one that would write is
+    refused (never interleaving its jobs with the first's), and the folder is consistent after."""
     first = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "--cores", "1", "--forcerun", "score", "all"],
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--forcerun", "figure", "all"],
         cwd=clone_a,
         env=env(),
         stdout=subprocess.PIPE,
@@ -107,12 +109,17 @@ def test_second_snakemake_on_same_folder_is_locked_out(clone_a: Path) -> None:
         text=True,
     )
     try:
-        time.sleep(8)
-        second = snakemake(clone_a, "--cores", "1", "--forcerun", "figure", "all", check=False)
+        locks = clone_a / ".snakemake" / "locks"
+        deadline = time.monotonic() + 120
+        while not (locks.is_dir() and any(locks.iterdir())) and first.poll() is None:
+            assert time.monotonic() < deadline, "the first run never took the lock"
+            time.sleep(0.2)
+        assert first.poll() is None, "the first run ended before the second could start"
+        second = snakemake(clone_a, "--cores", "1", "--forcerun", "summarize", "all", check=False)
         text = second.stdout + second.stderr
-        if second.returncode != 0:
-            # refused: by the directory lock, or because the first run's files are in progress
-            assert "lock" in text.lower() or "incomplete" in text.lower(), text[-2000:]
+        assert second.returncode != 0, text[-2000:]
+        # refused by the directory lock, or because the first run's outputs are in progress
+        assert "lock" in text.lower() or "incomplete" in text.lower(), text[-2000:]
     finally:
         out, _ = first.communicate(timeout=600)
     assert first.returncode == 0, out[-3000:]
