@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add
+from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_settings
 from halluscope.io import InputError, input_error_exit
 
 #: Stages whose module has its own argument parser (sub-steps such as ``report`` / ``pool``).
@@ -244,18 +244,8 @@ def _data(args: argparse.Namespace) -> None:
 def _generate(args: argparse.Namespace) -> None:
     from halluscope.stages import generate
 
-    stats = generate.run(
-        args.items,
-        args.model_id,
-        args.model,
-        args.instruction_id,
-        args.instruction,
-        args.generation,
-        args.template_version,
-        args.cache,
-        args.cache_mode,
-        args.out,
-    )
+    settings = answer_settings(args)
+    stats = generate.run(args.items, settings, args.instruction_id, args.instruction, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 

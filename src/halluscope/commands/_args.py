@@ -48,17 +48,21 @@ def add(
     parser.set_defaults(func=func)
 
 
-def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
-    """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
-    questions file (``--questions`` or ``--prompts``) and the typed
-    :class:`~halluscope.stages.answering.AnswerSettings` built from the shared flags."""
+def answer_settings(args: argparse.Namespace) -> Any:
+    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (model, generation params,
+    response cache) built from the shared flags of the model-calling stages."""
     from halluscope.stages.answering import AnswerSettings
 
-    settings = AnswerSettings(
+    return AnswerSettings(
         args.model_id, args.model, args.generation, args.template_version, args.cache,
         args.cache_mode,
     )  # fmt: skip
-    return args.items, questions, settings
+
+
+def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
+    """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
+    questions file (``--questions`` or ``--prompts``) and the :func:`answer_settings`."""
+    return args.items, questions, answer_settings(args)
 
 
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:

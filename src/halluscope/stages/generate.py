@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.stages.data import load_items
+
+if TYPE_CHECKING:
+    from halluscope.stages.answering import AnswerSettings
 
 
 def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
@@ -38,34 +42,31 @@ def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
 
 def run(
     items_path: Path,
-    model_id: str,
-    model_spec: dict,
+    settings: AnswerSettings,
     instruction_id: str,
     instruction: str,
-    generation: dict,
-    template_version: str,
-    cache_dir: Path,
-    cache_mode: str,
     out: Path,
 ) -> dict:
-    """Write ``results/responses/.../{instruction}.jsonl``; returns cache statistics."""
+    """Write ``results/responses/.../{instruction}.jsonl``; returns cache statistics. The model,
+    generation params and response cache are the same typed settings the answers stages take."""
     from halluscope.models.base import make_backend
     from halluscope.models.cache import ResponseCache
     from halluscope.models.generate import generate_captions
 
     items = load_items(items_path)
-    model_spec = replay_spec_for(model_spec, instruction_id, instruction)
-    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
-    cache = ResponseCache(cache_dir, mode=cache_mode)
+    model_spec = replay_spec_for(settings.model_spec, instruction_id, instruction)
+    backend = make_backend(model_spec, model_name=settings.model_id, answer_keys=True)
+    cache = ResponseCache(settings.cache_dir, mode=settings.cache_mode)
+    generation = settings.generation
     return generate_captions(
         backend=backend,
         cache=cache,
         items=list(items.values()),
         instruction_id=instruction_id,
         instruction=instruction,
-        model_name=model_id,
+        model_name=settings.model_id,
         gen_params={k: v for k, v in generation.items() if k != "batch_size"},
         out_path=out,
-        template_version=template_version,
+        template_version=settings.template_version,
         batch_size=int(generation.get("batch_size", 8)),
     )
