@@ -94,3 +94,13 @@ def _finish_figure(
     paths = savefig(fig, stem, dpi=dpi)
     plt.close(fig)
     return paths
+
+
+def write_table(out: Path, latex: str, frame: pd.DataFrame, models: Sequence[str]) -> None:
+    """A benchmark table: its LaTeX at ``out`` and its CSV twin beside it (the numbers that DVC's
+    metrics JSON and Snakemake's report read)."""
+    from halluscope.io import atomic_write_text
+    from halluscope.report.tables import frame_records, twin_csv
+
+    atomic_write_text(out, latex)
+    atomic_write_text(out.with_suffix(".csv"), twin_csv(frame_records(frame, list(models))))

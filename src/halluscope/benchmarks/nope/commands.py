@@ -17,7 +17,6 @@ from typing import Any
 
 from halluscope.benchmarks.nope import check
 from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, add, answer_inputs
-from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
@@ -136,33 +135,15 @@ def _lexdiv(args: argparse.Namespace) -> None:
 
 
 def _table(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.nope.report import (
-        nope_breakdown_frame,
-        nope_breakdown_latex,
-        nope_frame,
-        nope_table_latex,
-    )
-    from halluscope.benchmarks.nope.stages import read_generation
-    from halluscope.io import atomic_write_text, read_json
-    from halluscope.report.tables import frame_records, twin_csv
+    from halluscope.benchmarks.nope.report import write_nope_tables
 
-    scores = reports_by_model(args.scores, args.models)
-    lexdiv = read_json(args.lexdiv)
-    generation = read_generation(args.generation)
-    atomic_write_text(
-        args.out_table,
-        nope_table_latex(scores, args.models, args.decimals, lexdiv=lexdiv, generation=generation),
-    )
-    atomic_write_text(args.out_breakdown, nope_breakdown_latex(scores, args.models, args.decimals))
-    for out, frame in (
-        (args.out_table, nope_frame(scores, args.models)),
-        (args.out_breakdown, nope_breakdown_frame(scores, args.models)),
-    ):
-        atomic_write_text(out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
+    write_nope_tables(
+        args.scores, args.models, args.decimals, args.lexdiv, args.generation, args.out_table,
+        args.out_breakdown,
+    )  # fmt: skip
 
 
 def _figure(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.nope.report import plot_nope_question_types
+    from halluscope.benchmarks.nope.report import draw_nope_question_types
 
-    scores = reports_by_model(args.scores, args.models)
-    plot_nope_question_types(scores, args.models, args.out_stem, dpi=args.dpi)
+    draw_nope_question_types(args.scores, args.models, args.out_stem, args.dpi)

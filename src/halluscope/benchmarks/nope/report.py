@@ -223,3 +223,36 @@ def plot_nope_question_types(
         title = "NOPE accuracy per question type"
         paths = _finish_figure(fig, title, models, stem, dpi)
     return paths
+
+
+def read_generation(path: Path) -> dict[str, Any]:
+    """The ``stats`` of a ``generation.json`` (for table captions)."""
+    from halluscope.io import read_json
+
+    return dict(read_json(path).get("stats") or {})
+
+
+def write_nope_tables(
+    score_paths: list[Path], models: list[str], decimals: int, lexdiv_path: Path,
+    generation_path: Path, out_table: Path, out_breakdown: Path,
+) -> None:  # fmt: skip
+    """Rule ``nope_table``: the NOPE table and its per-type / per-relevance breakdown (each
+    LaTeX + CSV twin) from every model's scores, the lexical diversity and the generation log."""
+    from halluscope.io import read_json, reports_by_model
+    from halluscope.report.benchmarks import write_table
+
+    scores = reports_by_model(score_paths, models)
+    lexdiv, generation = read_json(lexdiv_path), read_generation(generation_path)
+    latex = nope_table_latex(scores, models, decimals, lexdiv=lexdiv, generation=generation)
+    write_table(out_table, latex, nope_frame(scores, models), models)
+    latex = nope_breakdown_latex(scores, models, decimals)
+    write_table(out_breakdown, latex, nope_breakdown_frame(scores, models), models)
+
+
+def draw_nope_question_types(
+    score_paths: list[Path], models: list[str], out_stem: Path, dpi: int
+) -> None:
+    """Rule ``nope_figure``: NegP accuracy per question type."""
+    from halluscope.io import reports_by_model
+
+    plot_nope_question_types(reports_by_model(score_paths, models), models, out_stem, dpi=dpi)

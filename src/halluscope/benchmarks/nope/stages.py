@@ -428,8 +428,3 @@ def lexdiv(questions_path: Path, out: Path) -> dict[str, Any]:
     }
     write_json(out, report)
     return report
-
-
-def read_generation(path: Path) -> dict[str, Any]:
-    """The ``stats`` of a ``generation.json`` (for table captions)."""
-    return dict(read_json(path).get("stats") or {})

@@ -10,7 +10,6 @@ import argparse
 from typing import Any
 
 from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, add, answer_inputs
-from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
@@ -66,12 +65,6 @@ def add_parser(subparsers: Any) -> None:
     )
 
 
-def _canonical_modes(modes: list[str]) -> list[str]:
-    from halluscope.benchmarks.phd.data import canonical_mode
-
-    return list(dict.fromkeys(canonical_mode(m) for m in modes))
-
-
 def _phd_prompts(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd import stages as phd
 
@@ -91,21 +84,12 @@ def _phd_score(args: argparse.Namespace) -> None:
 
 
 def _phd_table(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.phd.report import phd_frame, phd_table_latex
-    from halluscope.io import atomic_write_text
-    from halluscope.report.tables import frame_records, twin_csv
+    from halluscope.benchmarks.phd.report import write_phd_table
 
-    reports = reports_by_model(args.reports, args.models)
-    modes = _canonical_modes(args.modes)
-    latex = phd_table_latex(reports, args.models, modes, args.decimals, dataset=args.dataset)
-    atomic_write_text(args.out, latex)
-    frame = phd_frame(reports, args.models, modes)
-    atomic_write_text(args.out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
+    write_phd_table(args.reports, args.models, args.modes, args.decimals, args.dataset, args.out)
 
 
 def _phd_figure(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.phd.report import plot_phd_heatmap
+    from halluscope.benchmarks.phd.report import draw_phd_heatmap
 
-    reports = reports_by_model(args.reports, args.models)
-    modes = _canonical_modes(args.modes)
-    plot_phd_heatmap(reports, args.models, modes, args.out_stem, dpi=args.dpi)
+    draw_phd_heatmap(args.reports, args.models, args.modes, args.out_stem, args.dpi)

@@ -133,3 +133,34 @@ def plot_phd_heatmap(
         title = "PhD Index by mode and task"
         paths = _finish_figure(fig, title, models, stem, dpi)
     return paths
+
+
+def canonical_modes(modes: Sequence[str]) -> list[str]:
+    """The modes in order, aliases mapped to their canonical names, each once."""
+    from halluscope.benchmarks.phd.data import canonical_mode
+
+    return list(dict.fromkeys(canonical_mode(m) for m in modes))
+
+
+def write_phd_table(
+    report_paths: list[Path], models: list[str], modes: Sequence[str], decimals: int,
+    dataset: str | None, out: Path,
+) -> None:  # fmt: skip
+    """Rule ``phd_table``: the PhD Index table (LaTeX + CSV twin) from every model's report."""
+    from halluscope.io import reports_by_model
+    from halluscope.report.benchmarks import write_table
+
+    reports = reports_by_model(report_paths, models)
+    modes = canonical_modes(modes)
+    latex = phd_table_latex(reports, models, modes, decimals, dataset=dataset)
+    write_table(out, latex, phd_frame(reports, models, modes), models)
+
+
+def draw_phd_heatmap(
+    report_paths: list[Path], models: list[str], modes: Sequence[str], out_stem: Path, dpi: int
+) -> None:
+    """Rule ``phd_figure``: the mode x task heatmap from every model's report."""
+    from halluscope.io import reports_by_model
+
+    reports = reports_by_model(report_paths, models)
+    plot_phd_heatmap(reports, models, canonical_modes(modes), out_stem, dpi=dpi)

@@ -15,7 +15,6 @@ from typing import Any
 
 from halluscope.benchmarks.trihe import check
 from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, S, add, answer_inputs
-from halluscope.io import reports_by_model
 
 
 def add_parser(subparsers: Any) -> None:
@@ -123,26 +122,15 @@ def _trihe_judge(args: argparse.Namespace) -> None:
 
 
 def _trihe_table(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.trihe.report import trihe_frame, trihe_table_latex
-    from halluscope.io import atomic_write_text
-    from halluscope.report.tables import frame_records, twin_csv
+    from halluscope.benchmarks.trihe.report import write_trihe_table
 
-    scores = reports_by_model(args.scores, args.models)
-    latex = trihe_table_latex(
-        scores,
-        args.models,
-        args.judges,
-        args.decimals,
-        mitigation=args.mitigation,
-        dataset=args.dataset,
-    )
-    atomic_write_text(args.out, latex)
-    frame = trihe_frame(scores, args.models, args.judges)
-    atomic_write_text(args.out.with_suffix(".csv"), twin_csv(frame_records(frame, args.models)))
+    write_trihe_table(
+        args.scores, args.models, args.judges, args.decimals, args.mitigation, args.dataset,
+        args.out,
+    )  # fmt: skip
 
 
 def _trihe_figure(args: argparse.Namespace) -> None:
-    from halluscope.benchmarks.trihe.report import plot_trihe_bars
+    from halluscope.benchmarks.trihe.report import draw_trihe_bars
 
-    scores = reports_by_model(args.scores, args.models)
-    plot_trihe_bars(scores, args.models, args.judge, args.out_stem, dpi=args.dpi)
+    draw_trihe_bars(args.scores, args.models, args.judge, args.out_stem, args.dpi)

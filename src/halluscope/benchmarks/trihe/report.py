@@ -139,3 +139,27 @@ def plot_trihe_bars(
         title = title.replace("``", '"').replace("''", '"')
         paths = _finish_figure(fig, title, models, stem, dpi, sep="\n")
     return paths
+
+
+def write_trihe_table(
+    score_paths: list[Path], models: list[str], judges: list[str], decimals: int,
+    mitigation: str | None, dataset: str | None, out: Path,
+) -> None:  # fmt: skip
+    """Rule ``trihe_table``: Hallu_I / Hallu_Q per model and judge (LaTeX + CSV twin)."""
+    from halluscope.io import reports_by_model
+    from halluscope.report.benchmarks import write_table
+
+    scores = reports_by_model(score_paths, models)
+    latex = trihe_table_latex(
+        scores, models, judges, decimals, mitigation=mitigation, dataset=dataset
+    )
+    write_table(out, latex, trihe_frame(scores, models, judges), models)
+
+
+def draw_trihe_bars(
+    score_paths: list[Path], models: list[str], judge: str, out_stem: Path, dpi: int
+) -> None:
+    """Rule ``trihe_figure``: object vs relation hallucination bars of one judge."""
+    from halluscope.io import reports_by_model
+
+    plot_trihe_bars(reports_by_model(score_paths, models), models, judge, out_stem, dpi=dpi)
