@@ -93,6 +93,23 @@ def test_code_stage_digests_the_package_and_dvc_yaml_holds_only_the_demo() -> No
     assert "src/halluscope/benchmarks/amber/metric.py" not in data  # closures stay per stage
 
 
+@pytest.mark.parametrize(
+    "benchmark", [b for b in BENCHMARKS if b.dvc_params and (b.tables or b.figures)],
+    ids=lambda b: b.name,
+)  # fmt: skip
+def test_the_code_that_writes_a_table_or_figure_is_in_that_stage_digest(benchmark) -> None:
+    """A package's table and figure jobs carry the tables/figures code digest: the code that
+    computes and writes them must be inside it (its report.py), so an edit of it reruns them;
+    the package's commands.py, outside that digest, only parses and delegates."""
+    report = ROOT / benchmark.module_file("report")
+    for stage, names in (("tables", benchmark.tables), ("figures", benchmark.figures)):
+        if names:
+            assert report in code_files(stage, ROOT), (benchmark.name, stage)
+    commands = (ROOT / benchmark.module_file("commands")).read_text(encoding="utf-8")
+    for writer in ("atomic_write_text", "twin_csv", "savefig", "reports_by_model(", "plot_"):
+        assert writer not in commands, (benchmark.name, writer)
+
+
 def test_the_dag_of_the_profile_has_the_benchmarks_jobs(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--configfile",
