@@ -10,8 +10,8 @@ import argparse
 import random
 import time
 
+from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
 from halluscope.embeddings import embed_names, load_embedder
-from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 from halluscope.objects.coco import COCO_CLASSES, COCO_FREQUENCY_ORDER
 from halluscope.objects.ood_nouns import OOD_NOUNS
 

@@ -14,8 +14,8 @@ import random
 import resource
 import time
 
+from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
 from halluscope.embeddings import embed_names, load_embedder
-from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 from halluscope.metrics.chair import chair_scores
 from halluscope.models.base import make_backend
 from halluscope.models.generate import caption_request

@@ -10,12 +10,6 @@ DATASET = config["data"]["dataset"]
 MODELS = config["generate"]["models"]
 INSTRUCTIONS = config["generate"]["instructions"]
 EMBEDDERS = config["embed"]["embedders"]
-CAOS_ENABLED = config["caos"].get("enabled", True)
-SENSITIVITY_DEFAULT = ["coco-instances", "coco-images", "paper-examples"]
-# one list of the CAOS figures, shared with the figure stage
-from halluscope.stages.report import FIGURES as _CAOS_FIGURES
-
-CAOS_FIGURES = list(_CAOS_FIGURES)
 # The packaged benchmarks (src/halluscope/benchmarks/<name>/: rules, schema fragment, stages).
 from halluscope.benchmarks import BENCHMARKS
 
@@ -79,65 +73,6 @@ def oracle_files(dataset=RUN):
     )
 
 
-def score_files(dataset=RUN):
-    return expand(
-        "results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
-        dataset=dataset, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
-    )
-
-
-def pope_score_files(dataset=RUN):
-    """POPE's score files (benchmarks/pope), which rule summarize joins into the CAOS tables."""
-    if not config["pope"]["enabled"]:
-        return []
-    return expand(
-        "results/pope/{dataset}/{model}/{setting}.scores.json",
-        dataset=dataset, model=MODELS, setting=config["pope"]["settings"],
-    )
-
-
-def setting_summary():
-    """What a CAOS table's numbers depend on, for the generated setting note."""
-    extract = config["extract"]
-    oracle = config["oracle"]
-    return {
-        "profile": config["profile"],
-        "dataset": DATASET,
-        "n_images_limit": config["data"].get("limit"),
-        "models": {m: {k: v for k, v in config["models"][m].items() if k != "paths"} for m in MODELS},
-        "instructions": INSTRUCTIONS,
-        "embedders": {e: config["embed"]["specs"][e] for e in EMBEDDERS},
-        "extract": {k: extract[k] for k in extract if k in ("method", "synonyms", "variant", "llm")},
-        "oracle": {k: oracle[k] for k in oracle if k in ("method", "members")},
-        "k": config["caos"]["k"],
-        "frequent": config["caos"]["frequent"],
-    }
-
-
-def caos_table_files(dataset=RUN):
-    if not CAOS_ENABLED:
-        return []
-    names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity"]
-    twins = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"]
-    if config["tables"]["published"]:
-        names += ["caos_comparison", "caos_agreement", "caos_differences"]
-        twins += ["caos_agreement"]
-    if config["tables"].get("compare_with"):
-        names += ["llm_comparison"]
-        twins += ["llm_comparison"]
-    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names) + expand(
-        "results/report/{dataset}/{name}.csv", dataset=dataset, name=twins
-    )
-
-
-def caos_figure_files(dataset=RUN):
-    if not CAOS_ENABLED:
-        return []
-    return expand(
-        "results/figures/{run}/{name}.{ext}", run=dataset, name=CAOS_FIGURES, ext=["pdf", "png"]
-    )
-
-
 # The packaged benchmarks (NOPE, Tri-HE, PhD, AMBER) keep their rules' helpers in
 # src/halluscope/benchmarks/<name>/common.smk; the lists they share are here.
 def benchmark_score_files(name, dataset=RUN):
@@ -183,19 +118,7 @@ def code_version(stage):
 # report(); captions in docs/report/ (paths relative to rules/, where the rules are defined).
 def report_title(name):
     """The label a figure, table or figure-data file has in the report."""
-    titles = {
-        "caos_radar": "Figure 3: metrics per model (radar)",
-        "caos_ksweep": "Figure 4: CAOS_K for k = 1..10",
-        "caos_subsets": "Figure 5: CAOS on subsets of hallucinated objects",
-        "caos_instructions": "Figure 6: CAOS across instructions",
-        "caos_table1": "Table 1: CAOS, CHAIR, precision, recall",
-        "caos_table2": "Table 2: CAOS ratios and average",
-        "caos_ratios": "Ratios of the pooled means vs mean of per-caption ratios",
-        "caos_sensitivity": "Sensitivity of Table 1 to K order, aggregation, readings",
-        "caos_agreement": "Rank agreement with the published Table 1",
-        "llm_comparison": "Table 1 with and without the LLM extractor",
-    }
-    titles.update(title for b in BENCHMARKS for title in b.titles)
+    titles = dict(title for b in BENCHMARKS for title in b.titles)
     return titles.get(name, name)
 
 
@@ -235,35 +158,32 @@ def report_csvs(paths, category, captions="../docs/report"):
 # The reproduction report (rules/paper.smk): which profile sections it includes.
 import os
 
-PAPER_SECTIONS = {  # profile -> (section template, tables, figures)
-    "pope-captions": (
-        "caos-real",
-        ["caos_comparison", "caos_agreement", "caos_table1", "caos_ratios", "caos_sensitivity",
-         "caos_setting", "caos_differences"],
-        ["caos_radar"],
-    ),
-    "pope-captions-llm500": ("caos-llm", ["llm_comparison"], []),
-    **{profile: section for b in BENCHMARKS for profile, section in b.paper},
-    "demo": (
-        "demo",
-        ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity",
-         "trihe_table", "phd_table", "nope_table", "nope_breakdown"],
-        CAOS_FIGURES + ["trihe_bars", "phd_heatmap", "nope_question_types"],
-    ),
-}
+
+def paper_sections():
+    """profile -> (section template, tables, figures): the packaged benchmarks' sections (the
+    CAOS package's come first), then the simulated demo's."""
+    return {
+        **{profile: section for b in BENCHMARKS for profile, section in b.paper},
+        "demo": (
+            "demo",
+            ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity",
+             "trihe_table", "phd_table", "nope_table", "nope_breakdown"],
+            CAOS_FIGURES + ["trihe_bars", "phd_heatmap", "nope_question_types"],
+        ),
+    }
 
 
 def paper_profiles():
     """The profiles whose section the report includes: the active one and those that ran."""
     return [
-        p for p in PAPER_SECTIONS if p == RUN or os.path.isdir(f"results/report/{p}")
+        p for p in paper_sections() if p == RUN or os.path.isdir(f"results/report/{p}")
     ]
 
 
 def paper_inputs():
     files = []
     for profile in paper_profiles():
-        _, tables, figures = PAPER_SECTIONS[profile]
+        _, tables, figures = paper_sections()[profile]
         files += [f"results/report/{profile}/{t}.tex" for t in tables]
         files += [f"results/figures/{profile}/{f}.pdf" for f in figures]
     return files

@@ -7,13 +7,13 @@ rule paper:
     """The reproduction report: results/paper/report.pdf (pdflatex, reproducible timestamps)."""
     input:
         main="paper/main.tex",
-        sections=expand("paper/sections/{s}.tex", s=[PAPER_SECTIONS[p][0] for p in paper_profiles()]),
+        sections=expand("paper/sections/{s}.tex", s=[paper_sections()[p][0] for p in paper_profiles()]),
         files=paper_inputs(),
     output:
         pdf="results/paper/report.pdf",
         sections="results/paper/sections.tex",
     params:
-        sections=json_arg([PAPER_SECTIONS[p][0] for p in paper_profiles()]),
+        sections=json_arg([paper_sections()[p][0] for p in paper_profiles()]),
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
+from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
 
 # Chosen so that every cosine is a round number.
 VECTORS = {
@@ -116,7 +116,7 @@ def test_repeated_hallucination_is_scored_once(scorer: CAOSScorer) -> None:
 def test_published_ratio_cells_are_ratios_of_published_means() -> None:
     """The reading of the tables' aggregation, checked on the paper's own printed numbers: 47 of
     its 48 ratio/avg cells equal the ratio (mean) of its printed T, X, K within rounding."""
-    from halluscope.report.tables import PUBLISHED_TABLE1, PUBLISHED_TABLE2
+    from halluscope.benchmarks.caos.tables import PUBLISHED_TABLE1, PUBLISHED_TABLE2
 
     agree = total = 0
     for table in (PUBLISHED_TABLE1, PUBLISHED_TABLE2):

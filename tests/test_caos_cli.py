@@ -214,7 +214,7 @@ def test_non_finite_result_is_an_error_naming_the_caption(
     tmp_path: Path, vectors: Path, capsys: pytest.CaptureFixture[str], monkeypatch
 ) -> None:
     """NaN must never be written: a non-finite score stops the run and names the caption."""
-    from halluscope.metrics import caos as metric
+    from halluscope.benchmarks.caos import metric
 
     def nan_scores(self, gt, objects):
         return SimpleNamespace(scores={"CAOS_T": math.nan}, missing=[])

@@ -46,7 +46,7 @@ def run_figure(name: str, inputs: tuple[Path, Path], out: Path) -> Path:
 @pytest.fixture()
 def drawn(monkeypatch) -> dict[str, pd.DataFrame]:
     """The ``frame`` each plot function is called with (the numbers it draws)."""
-    from halluscope.report import figures
+    from halluscope.benchmarks.caos import figures
 
     seen: dict[str, pd.DataFrame] = {}
     for name in ("plot_radar", "plot_ksweep", "plot_subsets", "plot_instructions"):
@@ -111,6 +111,8 @@ def test_instructions_csv_numbers(inputs: tuple[Path, Path], tmp_path: Path) -> 
 
 
 def test_figure_rule_declares_the_csv() -> None:
-    """rules/figures.smk: the CSV is an output of rule figure (Snakemake and DVC track it)."""
-    text = (Path(__file__).resolve().parents[1] / "rules/figures.smk").read_text("utf-8")
+    """The CAOS package's rules.smk: the CSV is an output of rule figure (Snakemake and DVC
+    track it)."""
+    rules = "src/halluscope/benchmarks/caos/rules.smk"
+    text = (Path(__file__).resolve().parents[1] / rules).read_text("utf-8")
     assert '"results/figures/{dataset}/{figure}.csv"' in text

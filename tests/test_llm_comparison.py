@@ -1,4 +1,4 @@
-"""Table 1 with and without the LLM extractor (halluscope.report.llm_comparison)."""
+"""Table 1 with and without the LLM extractor (halluscope.benchmarks.caos.llm_comparison)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from halluscope.cli import main
-from halluscope.report.llm_comparison import (
+from halluscope.benchmarks.caos.llm_comparison import (
     COLUMNS,
     comparison_frame,
     comparison_records,
     llm_added,
 )
+from halluscope.cli import main
 
 
 def summary(shift: float) -> pd.DataFrame:

@@ -72,8 +72,10 @@ def test_unknown_models_are_hashed_into_the_palette_deterministically() -> None:
 
 @pytest.fixture()
 def drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The figures the plot functions draw (``savefig`` records them instead of writing)."""
-    from halluscope.report import figures
+    """The figures the plot functions draw (``savefig`` records them instead of writing): the
+    CAOS figures' own reference and the shared one the other benchmarks' figures call."""
+    from halluscope.benchmarks.caos import figures
+    from halluscope.report import style
 
     figs: list[Any] = []
 
@@ -82,11 +84,12 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return []
 
     monkeypatch.setattr(figures, "savefig", record)
+    monkeypatch.setattr(style, "savefig", record)
     return figs
 
 
 def test_radar_colours_follow_the_model_not_the_figure(drawn: list[Any]) -> None:
-    from halluscope.report import figures
+    from halluscope.benchmarks.caos import figures
 
     summary = make_summary()  # models sim-llava and sim_owl
     figures.plot_radar(summary, ["sim-llava", "sim_owl"], ["glove"], "unused")

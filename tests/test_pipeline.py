@@ -122,12 +122,12 @@ def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: 
 def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
     project: Path, tmp_path: Path
 ) -> None:
-    """metrics/caos.py is reached only through the score stage's imports (stages/score.py ->
-    metrics/caos.py): the computed code set reruns exactly score, summarize and what reads the
-    summary, nothing upstream and no other benchmark."""
+    """benchmarks/caos/metric.py is reached only through the score stage's imports
+    (benchmarks/caos/score.py -> metric.py): the computed code set reruns exactly score,
+    summarize and what reads the summary, nothing upstream and no other benchmark."""
     from halluscope.registry import STAGES, code_files
 
-    module = "src/halluscope/metrics/caos.py"
+    module = "src/halluscope/benchmarks/caos/metric.py"
     holders = [s.name for s in STAGES if (project / module) in code_files(s.name, project)]
     assert holders == ["score"], holders
     root = copy_of_build(project, tmp_path / "caos-edit")

@@ -17,8 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from halluscope.benchmarks.caos.tables import (
+    PUBLISHED_TABLE1,
+    rom_latex,
+    table1_latex,
+    table2_latex,
+)
 from halluscope.report import caption_then_mean, is_simulated
-from halluscope.report.tables import PUBLISHED_TABLE1, rom_latex, table1_latex, table2_latex
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MODELS = ["sim-llava", "sim_owl"]  # the underscore checks LaTeX escaping
@@ -167,7 +172,8 @@ def test_tables_content(score_files: tuple[Path, Path]) -> None:
 
 def test_table1_published_columns_and_twin(score_files: tuple[Path, Path]) -> None:
     """Our model ids map to the paper's names; the CSV twin holds the same numbers."""
-    from halluscope.report.tables import table1_records, twin_csv
+    from halluscope.benchmarks.caos.tables import table1_records
+    from halluscope.report.latex import twin_csv
 
     summary = pd.read_csv(score_files[0]).replace({"sim-llava": "llava", "sim_owl": "mplug-owl"})
     models = ["llava", "mplug-owl"]
@@ -227,7 +233,7 @@ FIGURE_SCRIPT = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from halluscope.report import figures
+    from halluscope.benchmarks.caos import figures
 
     summary_csv, objects_csv, out = sys.argv[1:4]
     summary = pd.read_csv(summary_csv)
@@ -281,7 +287,7 @@ def test_figures_byte_identical_across_processes(
 
 
 def test_ksweep_frame_matches_caption_then_mean(score_files: tuple[Path, Path]) -> None:
-    from halluscope.report.figures import ksweep_frame, subsets_frame
+    from halluscope.benchmarks.caos.figures import ksweep_frame, subsets_frame
 
     objects = pd.read_csv(score_files[1])
     frame = ksweep_frame(objects, MODELS, EMBEDDERS)

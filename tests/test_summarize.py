@@ -1,12 +1,12 @@
-"""Pooled Table 1 quantities of stages/summarize.py, by hand on three captions."""
+"""Pooled Table 1 quantities of benchmarks/caos/summarize.py, by hand on three captions."""
 
 from __future__ import annotations
 
 import pytest
 
-from halluscope.metrics.caos import SCORES
-from halluscope.stages.score import BOUND_SCORES
-from halluscope.stages.summarize import COUNT_COLUMNS, summarize_group
+from halluscope.benchmarks.caos.metric import SCORES
+from halluscope.benchmarks.caos.score import BOUND_SCORES
+from halluscope.benchmarks.caos.summarize import COUNT_COLUMNS, summarize_group
 
 
 def row(**counts: int) -> dict[str, str]:

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, S, add, answer_settings
+from halluscope.commands._args import ANSWER_ARGS, FILES, J, P, S, add, answer_settings
 from halluscope.io import InputError, input_error_exit
 
 #: Stages whose module has its own argument parser (sub-steps such as ``report`` / ``pool``).
@@ -60,102 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out", P),
         ("--missing", P),
         ("objects", {"type": Path, "nargs": "*"}),
-    )
-    add(
-        sub,
-        "stage-score",
-        "score stage",
-        _score,
-        ("--objects", P),
-        ("--oracle", P),
-        ("--items", P),
-        ("--vectors", P),
-        ("--k", I),
-        ("--k-max", I),
-        ("--frequent", J),
-        ("--model-id", S),
-        ("--instruction-id", S),
-        ("--embedder-id", S),
-        ("--out-captions", P),
-        ("--out-objects", P),
-    )
-    add(
-        sub,
-        "stage-summarize",
-        "pool score files",
-        _summarize,
-        ("--table1", J),
-        ("--out-summary", P),
-        ("--out-objects", P),
-        ("--pope", {"type": Path, "nargs": "*", "default": []}),
-        ("captions", FILES),
-    )
-    add(
-        sub,
-        "stage-figure",
-        "one CAOS figure",
-        _report,
-        ("--figure", S),
-        ("--summary", P),
-        ("--objects", P),
-        ("--dpi", I),
-        ("--exclude-top", I),
-        ("--frequent", J),
-        ("--k", I),
-        ("--table1", J),
-        ("--embedders", J),
-        ("--out-stem", P),
-    )
-    add(
-        sub,
-        "stage-tables",
-        "CAOS LaTeX tables",
-        _report,
-        ("--summary", P),
-        ("--decimals", I),
-        ("--k", I),
-        ("--models", J),
-        ("--instructions", J),
-        ("--embedders", J),
-        ("--out-dir", P),
-        ("--published", {"action": "store_true"}),
-        ("--setting", {"type": json.loads, "default": {}}),
-        ("--precision-recall", {"choices": ["per_caption", "micro"], "default": "per_caption"}),
-        ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
-    )
-    add(
-        sub,
-        "stage-sensitivity",
-        "CAOS sensitivity table",
-        _report,
-        ("--summary", P),
-        ("--objects", P),
-        ("--vectors", J),
-        ("--frequent", J),
-        ("--alternatives", J),
-        ("--k", I),
-        ("--table1", J),
-        ("--models", J),
-        ("--embedders", J),
-        ("--decimals", I),
-        ("--out-dir", P),
-        ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
-    )
-    add(
-        sub,
-        "stage-llm-comparison",
-        "CAOS Table 1 with and without the LLM extractor on the same captions",
-        _report,
-        ("--with-llm", P),
-        ("--without-llm", P),
-        ("--models", J),
-        ("--embedder", S),
-        ("--decimals", I),
-        ("--run", S),
-        ("--baseline", S),
-        ("--n-images", S),
-        ("--out", P),
-        ("objects", FILES),
     )
     add(
         sub,
@@ -261,24 +165,6 @@ def _embed(args: argparse.Namespace) -> None:
         args.out,
         args.missing,
     )
-
-
-def _score(args: argparse.Namespace) -> None:
-    from halluscope.stages import score
-
-    score.run(
-        score.ScoreSettings(args.k, args.k_max, args.frequent),
-        score.ScoreJob(args.model_id, args.instruction_id, args.embedder_id),
-        score.ScoreInputs(args.objects, args.oracle, args.items, args.vectors),
-        args.out_captions,
-        args.out_objects,
-    )
-
-
-def _summarize(args: argparse.Namespace) -> None:
-    from halluscope.stages import summarize
-
-    summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
 
 
 def _report(args: argparse.Namespace) -> None:

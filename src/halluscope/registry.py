@@ -86,6 +86,14 @@ def benchmark_report_code() -> list[str]:
     ]
 
 
+#: The CAOS package's rules (score, summarize, figure, caos_tables, ...) and their helpers: its
+#: DVC stages are score, figures and tables, not one stage of its own.
+CAOS_RULES = [
+    "src/halluscope/benchmarks/caos/rules.smk",
+    "src/halluscope/benchmarks/caos/common.smk",
+]
+
+
 def _repo_path(path: Path) -> str:
     return path.relative_to(Path(__file__).resolve().parents[2]).as_posix()
 
@@ -147,9 +155,9 @@ STAGES: list[Stage] = [
         "score_all",
         ["caos.k", "caos.k_max", "caos.frequent", "tables.table1_instructions"],
         [
-            "rules/score.smk",
-            "src/halluscope/stages/score.py",
-            "src/halluscope/stages/summarize.py",
+            *CAOS_RULES,
+            "src/halluscope/benchmarks/caos/score.py",
+            "src/halluscope/benchmarks/caos/summarize.py",
         ],
         ["results/scores"],
         ["results/objects", "results/oracle", "results/embeddings", "results/pope"],
@@ -169,7 +177,8 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/figures.smk",
-            "src/halluscope/stages/report.py",
+            *CAOS_RULES,
+            "src/halluscope/benchmarks/caos/report.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
         ],
@@ -194,7 +203,9 @@ STAGES: list[Stage] = [
         ],
         [
             "rules/tables.smk",
+            *CAOS_RULES,
             "src/halluscope/stages/report.py",
+            "src/halluscope/benchmarks/caos/report.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
         ],

@@ -17,9 +17,12 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
 
-Packaged: POPE, Tri-HE, PhD and NOPE (moved here, every output unchanged) and AMBER (added this
-way). Not yet moved: the CAOS core DAG (``stages/``, ``metrics/``, ``rules/``). POPE-F1 joins the
-CAOS tables, so ``rules/common.smk`` keeps ``pope_score_files`` for rule ``summarize``.
+Packaged: CAOS (its scoring, summary, tables and figures), POPE, Tri-HE, PhD and NOPE (moved
+here, every output unchanged) and AMBER (added this way). What stays outside is the caption
+pipeline that CAOS and AMBER's generative task read (``stages/`` and ``rules/``: data, generate,
+extract, oracle, embed) and the rules that collect every benchmark's tables and figures. POPE-F1
+joins the CAOS summary: rule ``summarize`` reads POPE's ``pope_score_files``, so POPE is
+registered (and its rules included) before CAOS.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ class Benchmark:
     # data files that stage reads besides the package's code.
     dvc_params: tuple[str, ...] = ()
     dvc_data: tuple[str, ...] = ()
+    # Whether a profile without its params section (or without ``enabled``) runs it: only CAOS,
+    # the paper's own benchmark, which every caption profile scores.
+    enabled_by_default: bool = False
 
     @property
     def folder(self) -> Path:
@@ -76,7 +82,7 @@ class Benchmark:
         return json.loads((self.folder / "schema.json").read_text(encoding="utf-8"))
 
     def enabled(self, config: dict[str, Any]) -> bool:
-        return bool((config.get(self.name) or {}).get("enabled", False))
+        return bool((config.get(self.name) or {}).get("enabled", self.enabled_by_default))
 
 
 #: Generation settings every answering benchmark's DVC stage reads.
@@ -95,6 +101,46 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "POPE questions, answers and scores",
         "halluscope.benchmarks.pope",
         dvc_params=("pope", *ANSWERING),
+    ),
+    # CAOS's tables and figures are listed by its common.smk (caos_table_files, which depend on
+    # tables.published and tables.compare_with); its DVC stages are score, figures and tables
+    # (halluscope.registry.STAGES).
+    Benchmark(
+        "caos",
+        "CAOS scores, summary, Tables 1-2, Figures 3-6",
+        "halluscope.benchmarks.caos",
+        titles=(
+            ("caos_radar", "Figure 3: metrics per model (radar)"),
+            ("caos_ksweep", "Figure 4: CAOS_K for k = 1..10"),
+            ("caos_subsets", "Figure 5: CAOS on subsets of hallucinated objects"),
+            ("caos_instructions", "Figure 6: CAOS across instructions"),
+            ("caos_table1", "Table 1: CAOS, CHAIR, precision, recall"),
+            ("caos_table2", "Table 2: CAOS ratios and average"),
+            ("caos_ratios", "Ratios of the pooled means vs mean of per-caption ratios"),
+            ("caos_sensitivity", "Sensitivity of Table 1 to K order, aggregation, readings"),
+            ("caos_agreement", "Rank agreement with the published Table 1"),
+            ("llm_comparison", "Table 1 with and without the LLM extractor"),
+        ),
+        paper=(
+            (
+                "pope-captions",
+                (
+                    "caos-real",
+                    [
+                        "caos_comparison",
+                        "caos_agreement",
+                        "caos_table1",
+                        "caos_ratios",
+                        "caos_sensitivity",
+                        "caos_setting",
+                        "caos_differences",
+                    ],
+                    ["caos_radar"],
+                ),
+            ),
+            ("pope-captions-llm500", ("caos-llm", ["llm_comparison"], [])),
+        ),
+        enabled_by_default=True,
     ),
     Benchmark(
         "trihe",

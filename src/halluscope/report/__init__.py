@@ -2,7 +2,7 @@
 
 Kept free of pipeline state so the paper's tables and figures can be regenerated from
 ``results/scores/{dataset}/summary.csv`` and ``objects.csv`` alone. The helpers here are shared
-by :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`.
+by :mod:`halluscope.benchmarks.caos.tables` and :mod:`halluscope.benchmarks.caos.figures`.
 """
 
 from __future__ import annotations

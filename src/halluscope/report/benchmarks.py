@@ -2,10 +2,11 @@
 share: the packages' report modules (:mod:`halluscope.benchmarks.nope.report`,
 :mod:`halluscope.benchmarks.trihe.report`, :mod:`halluscope.benchmarks.phd.report`) use them.
 
-Same rules as :mod:`halluscope.report.tables` and :mod:`halluscope.report.figures`: tables go
-through ``Styler.to_latex`` (fixed decimals, ``--`` for missing values, no dates), free text is
-escaped, figures are drawn in :func:`~halluscope.report.figures.style_context` and written by
-:func:`~halluscope.report.figures.savefig`, and every output made from simulated LVLMs
+Same rules as the CAOS tables and figures (:mod:`halluscope.benchmarks.caos.tables`,
+:mod:`halluscope.benchmarks.caos.figures`): tables go through ``Styler.to_latex`` (fixed
+decimals, ``--`` for missing values, no dates), free text is escaped, figures are drawn in
+:func:`~halluscope.report.style.style_context` and written by
+:func:`~halluscope.report.style.savefig`, and every output made from simulated LVLMs
 (``sim-*``) says so (:func:`_sim_note`, :func:`_finish_figure`).
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from halluscope.report import booktabs_latex, is_simulated
-from halluscope.report.tables import latex_escape
+from halluscope.report.latex import latex_escape
 
 #: What the simulated models answered, per dataset, for the table captions.
 DATASET_NOTES: dict[str, str] = {
@@ -85,7 +86,7 @@ def _finish_figure(
     """Title (marked when the models are simulated), layout, deterministic save, close."""
     import matplotlib.pyplot as plt
 
-    from halluscope.report.figures import savefig
+    from halluscope.report.style import savefig
 
     if is_simulated(models):
         title += sep + "(simulated LVLMs)"
@@ -100,7 +101,7 @@ def write_table(out: Path, latex: str, frame: pd.DataFrame, models: Sequence[str
     """A benchmark table: its LaTeX at ``out`` and its CSV twin beside it (the numbers that DVC's
     metrics JSON and Snakemake's report read)."""
     from halluscope.io import atomic_write_text
-    from halluscope.report.tables import frame_records, twin_csv
+    from halluscope.report.latex import frame_records, twin_csv
 
     atomic_write_text(out, latex)
     atomic_write_text(out.with_suffix(".csv"), twin_csv(frame_records(frame, list(models))))

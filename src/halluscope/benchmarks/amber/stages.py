@@ -139,7 +139,7 @@ def table(reports: dict[str, dict], models: list[str], dataset: str, out: Path) 
     from halluscope.io import atomic_write_text
     from halluscope.report import booktabs_latex
     from halluscope.report.benchmarks import _sim_note
-    from halluscope.report.tables import frame_records, latex_escape, twin_csv
+    from halluscope.report.latex import frame_records, latex_escape, twin_csv
 
     frame = pd.DataFrame(
         [[float(reports[m][k]) for k in METRICS] for m in models],

@@ -19,7 +19,7 @@ import pandas as pd
 
 from halluscope.report import model_colors
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
-from halluscope.report.tables import latex_escape
+from halluscope.report.latex import latex_escape
 
 NOPE_TYPES: tuple[str, ...] = ("color", "object", "location", "counting", "person")
 """NOPE §6.2's question types, in the paper's order."""
@@ -179,7 +179,7 @@ def plot_nope_question_types(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from halluscope.report.figures import style_context
+    from halluscope.report.style import style_context
 
     panels = (("negp", "NegP questions (NOPE)"), ("non_negp", "Other questions"))
     palette = model_colors(models)

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
-from halluscope.report.tables import latex_escape
+from halluscope.report.latex import latex_escape
 
 PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
 PHD_TASK_LABELS: dict[str, str] = {
@@ -95,7 +95,7 @@ def plot_phd_heatmap(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from halluscope.report.figures import style_context
+    from halluscope.report.style import style_context
 
     frame = phd_frame(reports, models, modes)
     tasks = [c for c in frame.columns if c != "All"]

@@ -2,6 +2,10 @@
 # Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py
 # (commands.py beside it). POPE-F1 joins the CAOS tables (rule summarize reads the scores).
 
+
+include: "common.smk"
+
+
 rule pope_questions:
     """POPE questions (one negative-sampling setting) built from the per-image GT."""
     input:

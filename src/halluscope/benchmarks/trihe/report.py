@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex
-from halluscope.report.tables import latex_escape
+from halluscope.report.latex import latex_escape
 
 JUDGE_LABELS: dict[str, str] = {
     "slots": "Slot-similarity judge",
@@ -111,7 +111,7 @@ def plot_trihe_bars(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from halluscope.report.figures import style_context
+    from halluscope.report.style import style_context
 
     parts = (("object", "Object", "#0173b2"), ("relation", "Relation", "#de8f05"))
     width = 0.38

@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from halluscope.report import caption_then_mean, embedder_label
-from halluscope.report.tables import (
+from halluscope.benchmarks.caos.tables import (
     _render,
     latex_escape,
     summary_rows,
     summary_value,
     twin_record,
 )
+from halluscope.report import caption_then_mean, embedder_label
 from halluscope.stages.embed import frequent_objects
 
 #: (alternative name, headline column, alternative column) read straight from summary.csv.

@@ -12,7 +12,7 @@ the number of objects per generated caption"): per-caption values averaged over 
   the oracle) / captions, the paper's "fraction of captions having hallucinated objects";
   ``CHAIR_S_mscoco`` counts MSCOCO objects only (the reference CHAIR);
 * ``CHAIR_I`` = hallucinated MSCOCO mentions / MSCOCO mentions (the reference CHAIR, micro);
-* CAOS: see :func:`halluscope.metrics.caos.aggregate` (T, X, K pooled over captions with a
+* CAOS: see :func:`halluscope.benchmarks.caos.metric.aggregate` (T, X, K pooled over captions with a
   hallucination; T/X, X/K and avg from the pooled means; ``*_mor`` the mean of per-caption
   ratios);
 * ``*_if_present`` / ``*_if_absent``: precision, CHAIR_S and CAOS with every unverified object
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from halluscope.metrics.caos import MEAN_OF_RATIOS, SCORES, aggregate
+from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
+from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.stages.csvio import as_float, read_csv, write_csv
-from halluscope.stages.score import BOUNDS, CAPTION_COLUMNS
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
 BOUNDED = ("precision", "CHAIR_S", *SCORES)
@@ -55,7 +55,7 @@ SUMMARY_COLUMNS = (
 )
 
 
-#: Per-caption counts (stages/score.py) that the summary pools.
+#: Per-caption counts (score.py) that the summary pools.
 COUNT_COLUMNS = tuple(c for c in CAPTION_COLUMNS if c.startswith("n_") and c != "n_scored")
 
 

@@ -1,5 +1,5 @@
 """The CAOS paper's published numbers (Table 1, Table 2) for the "(published)" columns of
-:mod:`halluscope.report.tables` (which re-exports them).
+:mod:`halluscope.benchmarks.caos.tables` (which re-exports them).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from halluscope.benchmarks.caos.tables import BOUND_SUFFIXES, _render, _space_groups, latex_escape
 from halluscope.report import booktabs_latex, embedder_label
-from halluscope.report.tables import BOUND_SUFFIXES, _render, _space_groups, latex_escape
 
 
 def headline(records: Sequence[Mapping]) -> list[Mapping]:

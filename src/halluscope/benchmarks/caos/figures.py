@@ -1,18 +1,14 @@
 """Figures 3-6 of the CAOS paper, rendered deterministically (same inputs -> same bytes).
 
-Determinism needs more than fixed data: the PDF and PNG writers stamp dates and software
-versions, seaborn's default font list prefers whatever Arial-like font the machine has, and
-strip-plot jitter is random. So every figure is drawn inside :func:`style_context` (bundled
-DejaVu Sans only, fixed hash salt), points are placed with a swarm layout instead of random jitter,
-and :func:`savefig` removes the date/version metadata.
+Every figure is drawn inside :func:`halluscope.report.style.style_context` and written by
+:func:`~halluscope.report.style.savefig` (no dates or versions in the files); strip-plot jitter
+is random, so points are placed with a swarm layout instead.
 """
 
 from __future__ import annotations
 
-import io
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +23,8 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from halluscope.io import atomic_write_bytes  # noqa: E402
+from halluscope.benchmarks.caos.figure_data import figure_data_csv, write_figure_data  # noqa: E402, F401
+from halluscope.benchmarks.caos.tables import summary_rows, summary_value  # noqa: E402
 from halluscope.report import (  # noqa: E402
     POOLED_INSTRUCTIONS,
     caption_then_mean,
@@ -35,17 +32,7 @@ from halluscope.report import (  # noqa: E402
     is_simulated,
     model_colors,
 )
-from halluscope.report.figure_data import figure_data_csv, write_figure_data  # noqa: E402, F401
-from halluscope.report.tables import summary_rows, summary_value  # noqa: E402
-
-#: Metadata keys that matplotlib would fill with dates or versions; None removes them.
-PDF_METADATA: dict[str, Any] = {
-    "CreationDate": None,
-    "ModDate": None,
-    "Producer": None,
-    "Creator": None,
-}
-PNG_METADATA: dict[str, Any] = {"Software": None}
+from halluscope.report.style import savefig, style_context  # noqa: E402
 
 _CAOS_MATH: dict[str, str] = {
     "CAOS_T": r"CAOS$_{T}$",
@@ -55,51 +42,6 @@ _CAOS_MATH: dict[str, str] = {
     "CAOS_XK": r"CAOS$_{X/K}$",
     "CAOS_avg": r"CAOS$_{avg}$",
 }
-
-
-def _rc() -> dict[str, Any]:
-    """rcParams for all figures: seaborn's whitegrid look, machine-independent fonts."""
-    rc: dict[str, Any] = {}
-    rc.update(sns.axes_style("whitegrid"))
-    rc.update(sns.plotting_context("paper", font_scale=1.15))
-    rc.update(
-        {
-            "font.family": "sans-serif",
-            "font.sans-serif": ["DejaVu Sans"],  # bundled with matplotlib: same glyphs everywhere
-            "mathtext.fontset": "dejavusans",
-            "pdf.fonttype": 42,
-            "svg.hashsalt": "halluscope",
-            "savefig.dpi": 200,
-            "figure.dpi": 100,
-            "axes.titleweight": "bold",
-        }
-    )
-    return rc
-
-
-@contextmanager
-def style_context() -> Iterator[None]:
-    """Apply the figure style locally, so importing this module changes no global state."""
-    with matplotlib.rc_context(_rc()):
-        yield
-
-
-#: Resolution of the PNGs; the figure stage sets it from params (figures.dpi).
-FIGURE_DPI: dict[str, int] = {"value": 200}
-
-
-def savefig(fig: Figure, stem: str | Path, dpi: int | None = None) -> list[Path]:
-    """Write ``{stem}.pdf`` and ``{stem}.png`` without dates or versions, atomically.
-
-    Returns the two paths. The figure is not closed (the caller owns it).
-    """
-    dpi = dpi or FIGURE_DPI["value"]
-    paths = [Path(f"{stem}.pdf"), Path(f"{stem}.png")]
-    for path, fmt, metadata in ((paths[0], "pdf", PDF_METADATA), (paths[1], "png", PNG_METADATA)):
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, bbox_inches="tight")
-        atomic_write_bytes(path, buffer.getvalue())
-    return paths
 
 
 def _labels(models: Sequence[str], model_labels: Mapping[str, str] | None) -> dict[str, str]:

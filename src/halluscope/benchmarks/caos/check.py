@@ -222,9 +222,9 @@ def _check_finite(values: dict[str, Any], where: str) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
     from halluscope.embeddings import KeyedVectorsEmbedder, embed_names, load_keyed_vectors
     from halluscope.io import atomic_write_text
-    from halluscope.metrics.caos import CAOSScorer, CaptionObject, VectorTable, aggregate
 
     frequent, k_max = parse_frequent(args.frequent, args.k, args.k_max)
     captions = read_captions(args.objects)

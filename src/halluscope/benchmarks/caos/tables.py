@@ -13,8 +13,12 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from halluscope.benchmarks.caos.published import PUBLISHED_IDS, PUBLISHED_TABLE1, PUBLISHED_TABLE2  # noqa: F401
 from halluscope.report import POOLED_INSTRUCTIONS, booktabs_latex, embedder_label
-from halluscope.report.published import PUBLISHED_IDS, PUBLISHED_TABLE1, PUBLISHED_TABLE2  # noqa: F401
+from halluscope.report.latex import (
+    latex_escape,
+    twin_record,
+)
 
 #: CAOS columns of summary.csv in the order of the paper's tables.
 CAOS_COLUMNS: tuple[str, ...] = ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg")
@@ -28,16 +32,13 @@ GENERAL_ROWS: tuple[tuple[str, str, str], ...] = (
     ("POPE_F1", "POPE-F1", "POPE-F1"),
 )
 
-#: Summary columns with bounds for unverified out-of-domain objects (stages/summarize.py).
+#: Summary columns with bounds for unverified out-of-domain objects (summarize.py).
 BOUNDED_COLUMNS: tuple[str, ...] = ("precision", "CHAIR_S", *CAOS_COLUMNS)
 #: Suffixes of the bound rows in tables and their CSV twins.
 BOUND_SUFFIXES: dict[str, str] = {
     "present": " [unverified present]",
     "absent": " [unverified absent]",
 }
-
-#: CSV twin columns (long format), one row per table cell.
-TWIN_COLUMNS: tuple[str, ...] = ("model", "embedding", "metric", "value", "published")
 
 #: Metric names of the CAOS columns, as the paper prints them.
 CAOS_METRIC: dict[str, str] = {
@@ -58,19 +59,6 @@ _CAOS_SUBSCRIPTS: dict[str, str] = {
     "CAOS_avg": r"\mathrm{avg}",
 }
 
-_LATEX_SPECIALS: dict[str, str] = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
 _SIMULATED_NOTE = (
     "Results from simulated LVLMs (model ids \\texttt{sim-*}): they exercise the pipeline and "
     "say nothing about real models. "
@@ -79,11 +67,6 @@ _PUBLISHED_NOTE = (
     " Columns marked (published) are copied from the CAOS paper (real LVLMs, 2000 MSCOCO "
     "validation images) for comparison only."
 )
-
-
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in free text (model ids such as ``sim_llava``)."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in str(text))
 
 
 def caos_label(column: str, embedder: str, k: int | None = None) -> str:
@@ -117,20 +100,6 @@ def published_value(
         return None
     values = published.get(PUBLISHED_IDS.get(model, model)) or published.get(model) or {}
     return values.get(key)
-
-
-def _cell(value: float | None) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
-
-
-def twin_record(model, embedding, metric, value, published=None) -> dict:
-    return {
-        "model": model,
-        "embedding": embedding,
-        "metric": metric,
-        "value": _cell(value),
-        "published": _cell(published),
-    }
 
 
 def has_unverified(summary: pd.DataFrame, instruction_id: str, models: Sequence[str]) -> bool:
@@ -353,50 +322,6 @@ def _space_groups(latex: str, n_rows: int, breaks: Sequence[int]) -> str:
 
 def _model_columns(models: Sequence[str]) -> list[str]:
     return [latex_escape(m) for m in models]
-
-
-def twin_csv(records: Sequence[Mapping]) -> str:
-    """The CSV twin of a table: long format, one row per cell, fixed float formatting."""
-    import csv
-    import io
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(TWIN_COLUMNS)
-    for r in records:
-        writer.writerow(["" if r[c] is None else _format(r[c]) for c in TWIN_COLUMNS])
-    return buffer.getvalue()
-
-
-def plain_text(label: object) -> str:
-    """A LaTeX label as plain text for a CSV twin (``Hallu$_{\\mathrm{I}}$`` -> ``Hallu_I``)."""
-    import re
-
-    text = str(label)
-    text = re.sub(r"\\(?:mathrm|mathcal|text|emph|overline)\{([^{}]*)\}", r"\1", text)
-    text = re.sub(r"\\(?:mathrm|mathcal|text|emph|overline)\{([^{}]*)\}", r"\1", text)
-    text = text.replace("\\%", "%").replace("\\_", "_").replace("\\#", "#").replace("\\&", "&")
-    return re.sub(r"[${}]", "", text).strip()
-
-
-def frame_records(frame: pd.DataFrame, models: Sequence[str]) -> list[dict]:
-    """Long-format twin records of a table frame whose first index level is the (escaped)
-    model id: the other index levels and the column levels, joined by `` / ``, name the metric."""
-    by_label = {latex_escape(m): m for m in models}
-    records = []
-    for index, row in frame.iterrows():
-        keys = index if isinstance(index, tuple) else (index,)
-        model = by_label.get(keys[0], plain_text(keys[0]))
-        for column, value in row.items():
-            parts = [*keys[1:], *(column if isinstance(column, tuple) else (column,))]
-            metric = " / ".join(plain_text(p) for p in parts if str(p))
-            records.append(twin_record(model, "", metric, value))
-    return records
-
-
-def _format(value: object) -> str:
-    """Floats with 6 decimals (stable across platforms' last-bit differences), others as text."""
-    return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
 def table1_latex(

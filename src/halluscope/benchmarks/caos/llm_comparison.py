@@ -71,7 +71,7 @@ def comparison_records(
 ) -> list[dict[str, Any]]:
     """Long-format records (``model, embedding, metric, value, published``): each Table 1 column
     as ``<metric> [rule+lexicon]`` and ``<metric> [rule+lexicon+llm]``, plus the added counts."""
-    from halluscope.report.tables import twin_record
+    from halluscope.report.latex import twin_record
 
     records = []
     for model in models:
@@ -87,7 +87,7 @@ def comparison_records(
 
 def comparison_frame(records: Sequence[Mapping[str, Any]], models: Sequence[str]) -> pd.DataFrame:
     """Rows: the added counts and each Table 1 column; columns: model x (rule+lexicon, +LLM)."""
-    from halluscope.report.tables import latex_escape
+    from halluscope.report.latex import latex_escape
 
     values = {(r["model"], r["metric"]): r["value"] for r in records}
     index = [*ADDED, *(label for _, label in COLUMNS)]

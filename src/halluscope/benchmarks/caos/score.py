@@ -11,21 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from halluscope.io import read_jsonl
-from halluscope.metrics.caos import (
+from halluscope.benchmarks.caos.metric import (
     SCORES,
     CAOSScorer,
     CaptionObject,
     VectorTable,
     distinct_objects,
 )
+from halluscope.io import read_jsonl
 from halluscope.stages.csvio import write_csv
 from halluscope.stages.data import load_items
 from halluscope.stages.embed import frequent_objects
 from halluscope.stages.oracle import load_decisions
 
 KEYS = ("model", "embedder", "instruction_id", "image_id")
-#: The two bounds for objects no oracle verified (see halluscope.metrics.caos).
+#: The two bounds for objects no oracle verified (see halluscope.benchmarks.caos.metric).
 BOUNDS = ("present", "absent")
 BOUND_SCORES = tuple(f"{s}_if_{b}" for b in BOUNDS for s in SCORES)
 CAPTION_COLUMNS = (

@@ -1,0 +1,228 @@
+# CAOS (the CAOS paper's Algorithm 1, with CHAIR-style counts): score each model x instruction x
+# embedder -> pool into summary.csv (POPE-F1 joins it) -> Figures 3-6, Tables 1-2, the ratio and
+# sensitivity tables, the setting note and the with/without-LLM comparison. Included by the
+# Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/caos/
+# (score.py, summarize.py, report.py; commands.py parses the arguments these rules pass).
+
+
+include: "common.smk"
+
+
+# The vectors are read with ancient(): a vector depends only on its name and the embedder spec
+# (a params of this rule), so adding a 15th instruction re-embeds but does not rescore the
+# other 14 x models jobs.
+rule score:
+    """CAOS (Algorithm 1) and CHAIR-style counts for one model x instruction x embedder."""
+    input:
+        objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
+        oracle="results/oracle/{dataset}/{model}/{instruction}.jsonl",
+        item_file="results/data/{dataset}/items.jsonl",
+        vectors=ancient("results/embeddings/{dataset}/{embedder}.npz"),
+    output:
+        captions="results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
+        objects="results/scores/{dataset}/{embedder}/{model}/{instruction}.objects.csv",
+    params:
+        k=config["caos"]["k"],
+        k_max=config["caos"]["k_max"],
+        frequent=json_arg(config["caos"]["frequent"]),
+        spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
+        code=code_version("score"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/score/{dataset}/{embedder}/{model}/{instruction}.log",
+    shell:
+        "halluscope stage score --objects {input.objects} --oracle {input.oracle} "
+        "--items {input.item_file} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
+        "--frequent {params.frequent} --model-id {wildcards.model} "
+        "--instruction-id {wildcards.instruction} --embedder-id {wildcards.embedder} "
+        "--out-captions {output.captions} --out-objects {output.objects} > {log} 2>&1"
+
+
+rule summarize:
+    """Pool per-job scores into the summary used by every table and figure."""
+    input:
+        captions=score_files(),
+        pope=pope_score_files(),
+    output:
+        summary="results/scores/{dataset}/summary.csv",
+        objects="results/scores/{dataset}/objects.csv",
+    params:
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        code=code_version("score"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/summarize/{dataset}.log",
+    shell:
+        "halluscope stage summarize --table1 {params.table1} "
+        "--out-summary {output.summary} --out-objects {output.objects} "
+        "--pope {input.pope} -- {input.captions} > {log} 2>&1"
+
+
+rule score_all:
+    """DVC stage target: every score file and the summary."""
+    input:
+        f"results/scores/{RUN}/summary.csv",
+
+
+rule figure:
+    """One CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes) and the numbers
+    it draws (CSV, from the same frame: the DVC plots of caos_ksweep and caos_instructions)."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+        objects="results/scores/{dataset}/objects.csv",
+    output:
+        pdf="results/figures/{dataset}/{figure}.pdf",
+        png=report(
+            "results/figures/{dataset}/{figure}.png",
+            caption="./caos_figures.rst",
+            category="CAOS",
+            subcategory="Figures",
+            labels=lambda wildcards: {
+                "name": report_title(wildcards.figure),
+                "profile": wildcards.dataset,
+            },
+        ),
+        data=report(
+            "results/figures/{dataset}/{figure}.csv",
+            caption="./caos_figure_data.rst",
+            category="CAOS",
+            subcategory="Figure data",
+            labels=lambda wildcards: {
+                "name": report_title(wildcards.figure),
+                "profile": wildcards.dataset,
+            },
+        ),
+    wildcard_constraints:
+        figure="|".join(CAOS_FIGURES),
+    params:
+        dpi=config["figures"]["dpi"],
+        exclude_top=config["figures"]["subsets_exclude_top"],
+        frequent=json_arg(config["caos"]["frequent"]),
+        k=config["caos"]["k"],
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        code=code_version("figures"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/figures/{dataset}/{figure}.log",
+    shell:
+        "halluscope stage figure --figure {wildcards.figure} "
+        "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
+        "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
+        "--table1 {params.table1} --embedders {params.embedders} "
+        "--out-stem results/figures/{wildcards.dataset}/{wildcards.figure} > {log} 2>&1"
+
+
+rule caos_tables:
+    """CAOS Tables 1-2 and the ratio table as booktabs LaTeX."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+    output:
+        table1="results/report/{dataset}/caos_table1.tex",
+        table2="results/report/{dataset}/caos_table2.tex",
+        ratios="results/report/{dataset}/caos_ratios.tex",
+        setting="results/report/{dataset}/caos_setting.tex",
+        twins=report_csvs(
+            expand(
+                "results/report/{{dataset}}/{name}.csv",
+                name=["caos_table1", "caos_table2", "caos_ratios"],
+            ),
+            "CAOS",
+            captions=".",
+        ),
+        reproduction=report_csvs(
+            expand(
+                "results/report/{{dataset}}/{name}",
+                name=(
+                    ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
+                    if config["tables"]["published"]
+                    else []
+                ),
+            ),
+            "CAOS",
+            captions=".",
+        ),
+    params:
+        published="--published" if config["tables"]["published"] else "",
+        precision_recall=config["tables"].get("precision_recall", "per_caption"),
+        setting=json_arg(setting_summary()),
+        decimals=config["tables"]["decimals"],
+        k=config["caos"]["k"],
+        models=json_arg(MODELS),
+        instructions=json_arg(INSTRUCTIONS),
+        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        code=code_version("tables"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.log",
+    shell:
+        "halluscope stage tables --summary {input.summary} "
+        "--decimals {params.decimals} --k {params.k} --models {params.models} "
+        "--instructions {params.instructions} --embedders {params.embedders} "
+        "{params.published} --setting {params.setting} "
+        "--precision-recall {params.precision_recall} --run {wildcards.dataset} "
+        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+
+
+rule caos_sensitivity:
+    """How much K, the ratio aggregation and the precision/recall/# Objects readings move Table 1."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+        objects="results/scores/{dataset}/objects.csv",
+        vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
+    output:
+        table="results/report/{dataset}/caos_sensitivity.tex",
+        twin=report_csvs("results/report/{dataset}/caos_sensitivity.csv", "CAOS", captions="."),
+    params:
+        vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
+        frequent=json_arg(config["caos"]["frequent"]),
+        alternatives=json_arg(config["caos"].get("sensitivity", SENSITIVITY_DEFAULT)),
+        k=config["caos"]["k"],
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        models=json_arg(MODELS),
+        embedders=json_arg(EMBEDDERS),
+        decimals=config["tables"]["decimals"],
+        code=code_version("tables"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.sensitivity.log",
+    shell:
+        "halluscope stage sensitivity --summary {input.summary} --objects {input.objects} "
+        "--vectors {params.vectors} --frequent {params.frequent} "
+        "--alternatives {params.alternatives} --k {params.k} --table1 {params.table1} "
+        "--models {params.models} --embedders {params.embedders} "
+        "--decimals {params.decimals} --run {wildcards.dataset} "
+        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+
+
+rule llm_comparison:
+    """Table 1 with and without the LLM extractor on the same captions (tables.compare_with:
+    the rule+lexicon profile of the same images, which must have run first)."""
+    input:
+        with_llm="results/scores/{dataset}/summary.csv",
+        without_llm=f"results/scores/{config['tables'].get('compare_with')}/summary.csv",
+        objects=lambda wc: object_files(wc.dataset),
+    output:
+        table="results/report/{dataset}/llm_comparison.tex",
+        twin=report_csvs("results/report/{dataset}/llm_comparison.csv", "CAOS", captions="."),
+    params:
+        models=json_arg(MODELS),
+        embedder=EMBEDDERS[0],
+        decimals=config["tables"]["decimals"],
+        baseline=config["tables"].get("compare_with"),
+        n_images=config["data"].get("limit") or "all",
+        code=code_version("tables"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.llm_comparison.log",
+    shell:
+        "halluscope stage llm-comparison --with-llm {input.with_llm} "
+        "--without-llm {input.without_llm} --models {params.models} --embedder {params.embedder} "
+        "--decimals {params.decimals} --run {wildcards.dataset} --baseline {params.baseline} "
+        "--n-images {params.n_images} --out {output.table} {input.objects} > {log} 2>&1"
