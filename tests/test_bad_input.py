@@ -275,7 +275,7 @@ def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
         "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "extract")
+    line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "malformed JSON" in line
     assert "expected one JSON object per line" in line
     assert not (tmp_path / "objects.jsonl").exists()
@@ -300,7 +300,7 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path) -> None:
         "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "extract")
+    line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "not valid UTF-8" in line
     assert "expected a UTF-8 text file" in line
 
@@ -316,7 +316,7 @@ def test_non_utf8_synonyms_of_the_extract_stage_name_file_and_line(tmp_path: Pat
         "stage", "extract", "--responses", responses, "--synonyms", synonyms, "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "extract")
+    line = cli_error(proc, "stage extract")
     assert f"{synonyms}:2: synonyms file is not valid UTF-8 (byte offset 20" in line, line
     assert not (tmp_path / "objects.jsonl").exists()
 
@@ -391,7 +391,7 @@ def test_response_without_text_names_file_and_line(tmp_path: Path) -> None:
         "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
         "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "extract")
+    line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "expected a string 'text' field" in line
 
 
@@ -402,7 +402,7 @@ def test_missing_input_file_names_it(tmp_path: Path) -> None:
         "--variant", "pattern", "--lexicon", "builtin", "--out", tmp_path / "o.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
-    line = cli_error(proc, "extract")
+    line = cli_error(proc, "stage extract")
     assert f"{tmp_path / 'nowhere.jsonl'}: file not found" in line
 
 

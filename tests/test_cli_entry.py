@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from halluscope.cli import main, stage_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,10 +37,24 @@ def test_unknown_stage_is_named(capsys) -> None:
 
 
 def test_every_rule_calls_stages_through_the_one_entry_point() -> None:
-    """Rules run `halluscope stage NAME`, never a stage module or a stage-* command directly."""
-    for rules in sorted((ROOT / "rules").glob("*.smk")):
+    """Rules (the core ones and every benchmark package's) run `halluscope stage NAME [STEP]`,
+    never a stage module or a stage-* command directly."""
+    files = [*(ROOT / "rules").glob("*.smk"), *(ROOT / "src/halluscope/benchmarks").glob("*/*.smk")]
+    calls = 0
+    for rules in sorted(files):
         text = rules.read_text(encoding="utf-8")
         assert "python -m halluscope" not in text, rules.name
         assert "halluscope stage-" not in text, rules.name
-        for name in re.findall(r"halluscope stage ([a-z0-9-]+)", text):
-            assert name in stage_names(), (rules.name, name)
+        for name, step in re.findall(r"halluscope stage ([a-z0-9-]+)(?: ([a-z]+)\b)?", text):
+            calls += 1
+            assert name in stage_names() or f"{name}-{step}" in stage_names(), (rules, name)
+    assert calls > 30
+
+
+def test_a_stage_step_is_the_same_command(capsys) -> None:
+    """`halluscope stage oracle pool ...` is the `oracle-pool` stage (the step's own flags)."""
+    assert {"extract", "extract-report", "oracle-decide", "oracle-pool"} <= set(stage_names())
+    with pytest.raises(SystemExit) as exit_info:
+        main(["stage", "oracle", "pool"])
+    assert exit_info.value.code == 2
+    assert "stage-oracle-pool: error" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from halluscope.cli import main
 from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache
 from halluscope.models.base import register_backend
@@ -300,9 +301,8 @@ def test_stage_llm_method_writes_audit_and_falls_back_without_llm(tmp_path: Path
         "cache_mode": "live",
     }
     out = tmp_path / "objects.jsonl"
-    stats = extract_stage.run(
-        responses, "builtin", "pattern", "builtin", out, "rule+llm", llm, tmp_path / "cache"
-    )
+    settings = extract_stage.ExtractSettings("rule+llm", "builtin", "pattern", "builtin", llm)
+    stats = extract_stage.run(settings, responses, out, tmp_path / "cache")
     records = read_jsonl(out)
     assert [r["image_id"] for r in records] == ["a", "b", "c"]
     assert names(records[0]) == [
@@ -317,7 +317,8 @@ def test_stage_llm_method_writes_audit_and_falls_back_without_llm(tmp_path: Path
 
     # the same method with the LLM switched off for this file: rule only, no audit field
     plain = tmp_path / "plain.jsonl"
-    stats = extract_stage.run(responses, "builtin", "pattern", "builtin", plain, "rule+llm")
+    no_llm = extract_stage.ExtractSettings("rule+llm", "builtin", "pattern", "builtin", None)
+    stats = extract_stage.run(no_llm, responses, plain)
     assert stats["method"] == "rule"
     assert all("llm" not in r for r in read_jsonl(plain))
 
@@ -361,13 +362,15 @@ def test_llm_settings_follow_the_instruction_subset() -> None:
 def test_stage_rejects_an_unknown_method(tmp_path: Path) -> None:
     responses = tmp_path / "r.jsonl"
     write_jsonl(responses, [{"image_id": "a", "text": "A cat."}])
-    assert extract_stage.main([
-        "--responses", str(responses), "--synonyms", "builtin", "--variant", "pattern",
-        "--lexicon", "builtin", "--out", str(tmp_path / "o.jsonl"), "--method", "rule+llm",
+    assert main([
+        "stage", "extract", "--responses", str(responses), "--synonyms", "builtin",
+        "--variant", "pattern", "--lexicon", "builtin", "--out", str(tmp_path / "o.jsonl"),
+        "--method", "rule+llm",
         "--llm", '{"spec": {"backend": "test-scripted", "replies": {}}}',
     ]) == 2  # fmt: skip
     with pytest.raises(ValueError, match="unknown method"):
-        extract_stage.run(responses, "builtin", "pattern", "builtin", tmp_path / "o", "llm")
+        settings = extract_stage.ExtractSettings("llm", "builtin", "pattern", "builtin")
+        extract_stage.run(settings, responses, tmp_path / "o")
 
 
 # -- the real SmolLM2 ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from halluscope.cli import main
 from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache, make_backend
 from halluscope.models.base import register_backend
@@ -24,6 +25,7 @@ from halluscope.models.oracle import (
 )
 from halluscope.models.sim import question_object
 from halluscope.stages import oracle as oracle_stage
+from halluscope.stages.oracle import OracleSettings
 
 
 class FixedAnswers:
@@ -257,8 +259,9 @@ def test_stage_ensemble_writes_decisions_and_accuracy(tmp_path: Path) -> None:
     }
     out, accuracy = tmp_path / "oracle.jsonl", tmp_path / "oracle.accuracy.json"
     assert (
-        oracle_stage.main([
-            "decide", "--objects", str(objects), "--items", str(items), "--method", "ensemble",
+        main([
+            "stage", "oracle", "decide", "--objects", str(objects), "--items", str(items),
+            "--method", "ensemble",
             "--members", json.dumps(members), "--params", '{"seed": 0}',
             "--cache", str(tmp_path / "cache"), "--out", str(out), "--accuracy", str(accuracy),
         ])
@@ -287,14 +290,14 @@ def test_stage_ensemble_writes_decisions_and_accuracy(tmp_path: Path) -> None:
 def test_stage_annotations_and_none(tmp_path: Path) -> None:
     objects, items = write_inputs(tmp_path)
     out = tmp_path / "ann.jsonl"
-    report = oracle_stage.run(objects, items, "annotations", out)
+    report = oracle_stage.run(OracleSettings("annotations"), objects, items, out)
     assert [(r["name"], r["present"]) for r in read_jsonl(out)] == [
         ("lamp", True),
         ("tree", False),
         ("rug", True),
     ]
     assert report["ensemble"]["accuracy"] == 1.0
-    oracle_stage.run(objects, items, "none", out)
+    oracle_stage.run(OracleSettings("none"), objects, items, out)
     assert {r["present"] for r in read_jsonl(out)} == {None}
     assert all(r["method"] == "none" and r["votes"] == {} for r in read_jsonl(out))
 
@@ -302,9 +305,10 @@ def test_stage_annotations_and_none(tmp_path: Path) -> None:
 def test_stage_errors(tmp_path: Path) -> None:
     objects, items = write_inputs(tmp_path)
     with pytest.raises(ValueError, match="unknown method"):
-        oracle_stage.run(objects, items, "vote", tmp_path / "x.jsonl")
+        oracle_stage.run(OracleSettings("vote"), objects, items, tmp_path / "x.jsonl")
     with pytest.raises(ValueError, match="at least one member"):
-        oracle_stage.run(objects, items, "ensemble", tmp_path / "x.jsonl", cache_dir=tmp_path)
+        ensemble = OracleSettings("ensemble")
+        oracle_stage.run(ensemble, objects, items, tmp_path / "x.jsonl", cache_dir=tmp_path)
 
 
 def test_params_cross_references_name_the_bad_member() -> None:

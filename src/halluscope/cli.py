@@ -14,9 +14,11 @@ from pathlib import Path
 
 from halluscope.commands._args import ANSWER_ARGS, FILES, J, P, S, add, answer_settings
 from halluscope.io import InputError, input_error_exit
+from halluscope.stages.extract import METHODS as EXTRACT_METHODS
+from halluscope.stages.oracle import METHODS as ORACLE_METHODS
 
-#: Stages whose module has its own argument parser (sub-steps such as ``report`` / ``pool``).
-DELEGATED_STAGES = {"extract": "halluscope.stages.extract", "oracle": "halluscope.stages.oracle"}
+NULLABLE_JSON = {"type": json.loads, "default": None}
+CACHE_MODES = ("live", "record", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +49,53 @@ def build_parser() -> argparse.ArgumentParser:
         *ANSWER_ARGS,
         ("--instruction-id", S),
         ("--instruction", J),
+    )
+    add(
+        sub,
+        "stage-extract",
+        "extract stage: the ordered object list of each response",
+        _extract,
+        ("--responses", P),
+        ("--synonyms", S),
+        ("--variant", S),
+        ("--lexicon", S),
+        ("--out", P),
+        ("--method", {"default": "rule+lexicon", "choices": EXTRACT_METHODS}),
+        ("--llm", {**NULLABLE_JSON, "help": "LLM settings as JSON, or null"}),
+        ("--cache", {"type": Path, "default": None, "help": "response cache folder"}),
+    )
+    add(
+        sub,
+        "stage-extract-report",
+        "pooled extraction counts over object files",
+        _extract_report,
+        ("--out", P),
+        ("objects", FILES),
+    )
+    add(
+        sub,
+        "stage-oracle-decide",
+        "oracle stage: presence decisions for one objects file",
+        _oracle_decide,
+        ("--objects", P),
+        ("--items", P),
+        ("--method", {"required": True, "choices": ORACLE_METHODS}),
+        ("--out", P),
+        ("--accuracy", {"type": Path, "default": None}),
+        ("--members", {**NULLABLE_JSON, "help": "{id: model spec} JSON"}),
+        ("--params", {**NULLABLE_JSON, "help": "generation params JSON"}),
+        ("--template-version", {"default": "v1"}),
+        ("--cache", {"type": Path, "default": None}),
+        ("--cache-mode", {"default": "live", "choices": CACHE_MODES}),
+    )
+    add(
+        sub,
+        "stage-oracle-pool",
+        "oracle accuracy over many oracle files",
+        _oracle_pool,
+        ("--items", P),
+        ("--out", P),
+        ("oracle_files", FILES),
     )
     add(
         sub,
@@ -97,25 +146,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def stage_names() -> list[str]:
-    """Every stage reachable through ``halluscope stage NAME``."""
+    """Every stage reachable through ``halluscope stage NAME`` (a stage with steps, such as
+    ``oracle decide`` / ``oracle pool``, is listed once per step, as ``oracle-decide``...)."""
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    names = {name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-")}
-    return sorted(names | set(DELEGATED_STAGES))
+    return sorted(name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-"))
 
 
 def run_stage(argv: list[str]) -> int:
-    """``halluscope stage NAME ARGS``: the stage's own parser (extract, oracle) or its
-    ``stage-NAME`` sub-command."""
+    """``halluscope stage NAME [STEP] ARGS``: the ``stage-NAME`` (or ``stage-NAME-STEP``, e.g.
+    ``extract report``, ``oracle pool``) sub-command, the one entry point of every stage."""
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: halluscope stage NAME [ARGS...]\n\nstages: " + ", ".join(stage_names()))
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
-    if name in DELEGATED_STAGES:
-        import importlib
-
-        return importlib.import_module(DELEGATED_STAGES[name]).main(rest)
-    if name not in stage_names():
+    names = stage_names()
+    if rest and not rest[0].startswith("-") and f"{name}-{rest[0]}" in names:
+        name, rest = f"{name}-{rest[0]}", rest[1:]
+    if name not in names:
         print(f"halluscope stage: error: unknown stage {name!r}; stages: "
               + ", ".join(stage_names()), file=sys.stderr)  # fmt: skip
         return 2
@@ -142,7 +190,8 @@ def _add_command_modules(sub) -> None:
 def _data(args: argparse.Namespace) -> None:
     from halluscope.stages import data
 
-    data.run(args.dataset, args.annotations, args.items, args.images, args.options)
+    settings = data.DataSettings(args.dataset, args.annotations, args.options)
+    data.run(settings, args.items, args.images)
 
 
 def _generate(args: argparse.Namespace) -> None:
@@ -153,18 +202,45 @@ def _generate(args: argparse.Namespace) -> None:
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
+def _extract(args: argparse.Namespace) -> None:
+    """The extract stage; its counts go to stderr (the rule's log)."""
+    from halluscope.stages import extract
+
+    settings = extract.ExtractSettings(
+        args.method, args.synonyms, args.variant, args.lexicon, args.llm
+    )
+    stats = extract.run(settings, args.responses, args.out, args.cache)
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _extract_report(args: argparse.Namespace) -> None:
+    from halluscope.stages import extract
+
+    extract.report(args.objects, args.out)
+
+
+def _oracle_decide(args: argparse.Namespace) -> None:
+    """The oracle stage; its accuracy report goes to stderr (the rule's log)."""
+    from halluscope.stages import oracle
+
+    settings = oracle.OracleSettings(
+        args.method, args.members, args.params, args.template_version, args.cache_mode
+    )
+    report = oracle.run(settings, args.objects, args.items, args.out, args.accuracy, args.cache)
+    print(json.dumps(report, sort_keys=True), file=sys.stderr)
+
+
+def _oracle_pool(args: argparse.Namespace) -> None:
+    from halluscope.stages import oracle
+
+    oracle.pool(args.oracle_files, args.items, args.out)
+
+
 def _embed(args: argparse.Namespace) -> None:
     from halluscope.stages import embed
 
-    embed.run(
-        args.embedder_id,
-        args.spec,
-        args.frequent,
-        args.items,
-        args.objects,
-        args.out,
-        args.missing,
-    )
+    settings = embed.EmbedSettings(args.embedder_id, args.spec, args.frequent)
+    embed.run(settings, args.items, args.objects, args.out, args.missing)
 
 
 def _report(args: argparse.Namespace) -> None:

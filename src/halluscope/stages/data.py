@@ -18,6 +18,7 @@ checksums verified).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,19 @@ from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file
 DATASETS = ("demo", "pope-captions", "coco")
 
 
-def run(
-    dataset: str, annotations: Path, items: Path, images: Path, options: dict | None = None
-) -> None:
+@dataclass(frozen=True)
+class DataSettings:
+    """What the data stage reads from params (section ``data``): the dataset, the demo's
+    annotations file, and the loader's options (``limit``, data files of a profile)."""
+
+    dataset: str
+    annotations: Path
+    options: dict = field(default_factory=dict)
+
+
+def run(settings: DataSettings, items: Path, images: Path) -> None:
     """Build ``items.jsonl`` (and the images folder) for a dataset."""
-    options = options or {}
+    dataset, annotations, options = settings.dataset, settings.annotations, settings.options or {}
     if dataset == "demo":
         from halluscope.data.demo import export_items, load_annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.io import read_jsonl, write_json
@@ -22,10 +23,18 @@ def frequent_objects(frequent: str | list[str]) -> list[str]:
     return list(frequent)
 
 
+@dataclass(frozen=True)
+class EmbedSettings:
+    """What one embed job reads from params: the embedder id and its spec (``embed.specs``) and
+    the K order of CAOS (``caos.frequent``), whose names are embedded too."""
+
+    embedder_id: str
+    spec: dict
+    frequent: str | list[str]
+
+
 def run(
-    embedder_id: str,
-    spec: dict,
-    frequent: str | list[str],
+    settings: EmbedSettings,
     items_path: Path,
     object_files: list[Path],
     out: Path,
@@ -36,14 +45,15 @@ def run(
     from halluscope.objects.coco import COCO_CLASSES
 
     # every MSCOCO class, so that any K order (caos.frequent, caos.sensitivity) has its vectors
-    names: set[str] = set(frequent_objects(frequent)) | set(COCO_CLASSES)
+    embedder_id = settings.embedder_id
+    names: set[str] = set(frequent_objects(settings.frequent)) | set(COCO_CLASSES)
     for item in load_items(items_path).values():
         names.update(item.get("gt_objects", []))
         names.update(item.get("other_objects", []))
     for path in object_files:
         for rec in read_jsonl(path):
             names.update(o["name"] for o in rec["objects"])
-    embedder = load_embedder(embedder_id, spec)
+    embedder = load_embedder(embedder_id, settings.spec)
     words, matrix, missing = embed_names(embedder, sorted(names))
     save_vectors(out, words, matrix)
     write_json(missing_out, {"embedder": embedder_id, "missing": missing, "n_embedded": len(words)})

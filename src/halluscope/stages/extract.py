@@ -22,16 +22,27 @@ reply was valid JSON) for auditing.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halluscope.io import InputError, input_error_exit, read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
+
+
+@dataclass(frozen=True)
+class ExtractSettings:
+    """What one extract job reads from params: the method (``extract.method``), the rule parser's
+    synonyms and word normalisation, the out-of-domain lexicon, and the extractor LLM's settings
+    for this job's instruction (:func:`llm_settings`; ``None``: no LLM for this file)."""
+
+    method: str
+    synonyms: str
+    variant: str
+    lexicon: str
+    llm: Mapping[str, Any] | None = None
 
 
 def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] | None:
@@ -109,22 +120,17 @@ def _extractor(
 
 
 def run(
-    responses: Path,
-    synonyms: str,
-    variant: str,
-    lexicon: str,
-    out: Path,
-    method: str = "rule+lexicon",
-    llm: Mapping[str, Any] | None = None,
-    cache_dir: Path | None = None,
+    settings: ExtractSettings, responses: Path, out: Path, cache_dir: Path | None = None
 ) -> dict[str, int]:
     """Write one object record per response, in response order; returns extraction counts.
 
-    ``llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec`` (the
-    ``models:`` entry), ``params`` (generation params, optionally ``stop_rule``), ``batch_size``,
-    ``json_schema`` (constrain the reply), ``grammar`` (``schema`` or ``object-list``),
-    ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
+    ``settings.llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec``
+    (the ``models:`` entry), ``params`` (generation params, optionally ``stop_rule``),
+    ``batch_size``, ``json_schema`` (constrain the reply), ``grammar`` (``schema`` or
+    ``object-list``), ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
     """
+    method, llm = settings.method, settings.llm
+    synonyms, variant, lexicon = settings.synonyms, settings.variant, settings.lexicon
     if method not in METHODS:
         raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
     use_llm = "llm" in method.split("+") and llm is not None
@@ -193,61 +199,3 @@ def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
                 llm["rejected"][reason] = llm["rejected"].get(reason, 0) + 1
     write_json(out, counts)
     return counts
-
-
-def _json_or_null(text: str) -> Any:
-    return json.loads(text)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The stage's command-line flags (shared by ``python -m`` and the ``halluscope`` CLI)."""
-    parser.add_argument("--responses", type=Path, required=True)
-    parser.add_argument("--synonyms", required=True)
-    parser.add_argument("--variant", required=True)
-    parser.add_argument("--lexicon", required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--method", default="rule+lexicon", choices=METHODS)
-    parser.add_argument(
-        "--llm", type=_json_or_null, default=None, help="LLM settings as JSON, or null"
-    )
-    parser.add_argument("--cache", type=Path, default=None, help="response cache folder")
-
-
-def run_args(args: argparse.Namespace) -> None:
-    """Run the stage from parsed flags; counts go to stderr (the rule's log)."""
-    stats = run(
-        args.responses,
-        args.synonyms,
-        args.variant,
-        args.lexicon,
-        args.out,
-        method=args.method,
-        llm=args.llm,
-        cache_dir=args.cache,
-    )
-    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m halluscope.stages.extract [report] ...``: bad input -> one line, status 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["report"]:
-        parser = argparse.ArgumentParser(prog="halluscope-extract report")
-        parser.add_argument("--out", type=Path, required=True)
-        parser.add_argument("objects", type=Path, nargs="+")
-        args = parser.parse_args(argv[1:])
-        args.func = lambda a: report(a.objects, a.out)
-    else:
-        parser = argparse.ArgumentParser(prog="halluscope-extract", description=__doc__)
-        add_arguments(parser)
-        args = parser.parse_args(argv)
-        args.func = run_args
-    try:
-        args.func(args)
-    except (InputError, ValueError, KeyError, FileNotFoundError) as err:
-        return input_error_exit("halluscope extract", err)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,17 +23,28 @@ oracle file of a dataset (each distinct image/object pair once).
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halluscope.io import InputError, input_error_exit, read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
 
 METHODS = ("annotations", "ensemble", "none")
+
+
+@dataclass(frozen=True)
+class OracleSettings:
+    """What one oracle job reads from params (section ``oracle``): the method, the ensemble's
+    member models (``{id: models: entry}``, ``ensemble`` only), the generation params of the
+    questions plus an optional ``batch_size``, the prompt template version and the cache mode."""
+
+    method: str
+    members: Mapping[str, Mapping[str, Any]] | None = None
+    params: Mapping[str, Any] | None = None
+    template_version: str = "v1"
+    cache_mode: str = "live"
 
 
 def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -54,23 +65,18 @@ def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[s
 
 
 def run(
+    settings: OracleSettings,
     objects: Path,
     items_path: Path,
-    method: str,
     out: Path,
     accuracy_out: Path | None = None,
-    members: Mapping[str, Mapping[str, Any]] | None = None,
-    params: Mapping[str, Any] | None = None,
-    template_version: str = "v1",
     cache_dir: Path | None = None,
-    cache_mode: str = "live",
 ) -> dict[str, Any]:
-    """Write the decisions (and, with ``accuracy_out``, the accuracy report); returns the report.
-
-    ``members`` maps member ids to model specs (``ensemble`` only); ``params`` are the generation
-    params of the questions plus an optional ``batch_size``.
-    """
+    """Write the decisions (and, with ``accuracy_out``, the accuracy report); returns the report."""
     from halluscope.models.oracle import EnsembleOracle, accuracy_report, label
+
+    method, members, params = settings.method, settings.members, settings.params
+    template_version, cache_mode = settings.template_version, settings.cache_mode
 
     if method not in METHODS:
         raise ValueError(f"oracle.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
@@ -137,58 +143,3 @@ def pool(oracle_files: Sequence[Path], items_path: Path, out: Path) -> dict[str,
 def load_decisions(path: str | Path) -> dict[tuple[str, str], bool | None]:
     """(image id, object name) -> presence decision."""
     return {(r["image_id"], r["name"]): r["present"] for r in read_jsonl(path)}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of the decide step (shared by ``python -m`` and the ``halluscope`` CLI)."""
-    parser.add_argument("--objects", type=Path, required=True)
-    parser.add_argument("--items", type=Path, required=True)
-    parser.add_argument("--method", required=True, choices=METHODS)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--accuracy", type=Path, default=None)
-    parser.add_argument("--members", type=json.loads, default=None, help="{id: model spec} JSON")
-    parser.add_argument("--params", type=json.loads, default=None, help="generation params JSON")
-    parser.add_argument("--template-version", default="v1")
-    parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--cache-mode", default="live", choices=("live", "record", "replay"))
-
-
-def run_args(args: argparse.Namespace) -> None:
-    """Run the decide step from parsed flags; the report goes to stderr (the rule's log)."""
-    report = run(
-        args.objects,
-        args.items,
-        args.method,
-        args.out,
-        accuracy_out=args.accuracy,
-        members=args.members,
-        params=args.params,
-        template_version=args.template_version,
-        cache_dir=args.cache,
-        cache_mode=args.cache_mode,
-    )
-    print(json.dumps(report, sort_keys=True), file=sys.stderr)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m halluscope.stages.oracle {decide,pool} ...``; bad input -> one line, status 2."""
-    parser = argparse.ArgumentParser(prog="halluscope-oracle", description=__doc__)
-    sub = parser.add_subparsers(dest="step", required=True)
-    add_arguments(sub.add_parser("decide", help="decisions for one objects file"))
-    pooled = sub.add_parser("pool", help="accuracy over many oracle files")
-    pooled.add_argument("--items", type=Path, required=True)
-    pooled.add_argument("--out", type=Path, required=True)
-    pooled.add_argument("oracle_files", type=Path, nargs="+")
-    args = parser.parse_args(argv)
-    try:
-        if args.step == "decide":
-            run_args(args)
-        else:
-            pool(args.oracle_files, args.items, args.out)
-    except (InputError, ValueError, KeyError, FileNotFoundError) as err:
-        return input_error_exit("halluscope oracle", err)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

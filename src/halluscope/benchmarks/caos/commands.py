@@ -52,7 +52,7 @@ def add_parser(subparsers: Any) -> None:
         subparsers,
         "stage-figure",
         "one CAOS figure",
-        _caos_report,
+        _figure,
         ("--figure", S),
         ("--summary", P),
         ("--objects", P),
@@ -68,7 +68,7 @@ def add_parser(subparsers: Any) -> None:
         subparsers,
         "stage-tables",
         "CAOS LaTeX tables",
-        _caos_report,
+        _tables,
         ("--summary", P),
         ("--decimals", I),
         ("--k", I),
@@ -85,7 +85,7 @@ def add_parser(subparsers: Any) -> None:
         subparsers,
         "stage-sensitivity",
         "CAOS sensitivity table",
-        _caos_report,
+        _sensitivity,
         ("--summary", P),
         ("--objects", P),
         ("--vectors", J),
@@ -103,7 +103,7 @@ def add_parser(subparsers: Any) -> None:
         subparsers,
         "stage-llm-comparison",
         "CAOS Table 1 with and without the LLM extractor on the same captions",
-        _caos_report,
+        _llm_comparison,
         ("--with-llm", P),
         ("--without-llm", P),
         ("--models", J),
@@ -133,12 +133,44 @@ def _score(args: argparse.Namespace) -> None:
 def _summarize(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos import summarize
 
-    summarize.run(args.captions, args.table1, args.out_summary, args.out_objects, args.pope)
+    settings = summarize.SummarizeSettings(args.table1)
+    summarize.run(settings, args.captions, args.out_summary, args.out_objects, args.pope)
 
 
-def _caos_report(args: argparse.Namespace) -> None:
-    """``stage-figure``, ``stage-tables``, ``stage-sensitivity``, ``stage-llm-comparison``: the
-    same-named function of :mod:`halluscope.benchmarks.caos.report`."""
+def _figure(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos import report
 
-    getattr(report, args.command.removeprefix("stage-").replace("-", "_"))(args)
+    settings = report.FigureSettings(
+        args.dpi, args.exclude_top, args.frequent, args.k, args.table1, args.embedders
+    )
+    report.figure(args.figure, settings, args.summary, args.objects, args.out_stem)
+
+
+def _tables(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos import report
+
+    settings = report.TableSettings(
+        args.decimals, args.k, args.models, args.instructions, args.embedders, args.published,
+        args.setting, args.precision_recall, args.run,
+    )  # fmt: skip
+    report.tables(settings, args.summary, args.out_dir)
+
+
+def _sensitivity(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos import report
+
+    settings = report.SensitivitySettings(
+        args.frequent, args.alternatives, args.k, args.table1, args.models, args.embedders,
+        args.decimals, args.run,
+    )  # fmt: skip
+    vectors = {name: Path(path) for name, path in args.vectors.items()}
+    report.sensitivity(settings, args.summary, args.objects, vectors, args.out_dir)
+
+
+def _llm_comparison(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos import report
+
+    settings = report.ComparisonSettings(
+        args.models, args.embedder, args.decimals, args.run, args.baseline, args.n_images
+    )
+    report.llm_comparison(settings, args.with_llm, args.without_llm, args.objects, args.out)

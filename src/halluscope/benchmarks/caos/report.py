@@ -4,13 +4,74 @@ the generated setting note and the with/without-LLM comparison (``halluscope sta
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from halluscope.io import InputError, atomic_write_text
 from halluscope.stages.embed import frequent_objects
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
+
+
+@dataclass(frozen=True)
+class FigureSettings:
+    """What a CAOS figure reads from params: PNG resolution (``figures.dpi``), how many of the K
+    order's first names Figure 5 leaves out (``figures.subsets_exclude_top``), the K order and
+    k (``caos.frequent``, ``caos.k``), the Table 1 instructions and the embedders' display
+    names (``{id: name}``, in panel order)."""
+
+    dpi: int
+    exclude_top: int
+    frequent: str | list[str]
+    k: int
+    table1: list[str]
+    embedders: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """What the CAOS tables read from params (``tables``, ``caos.k``, the models, instructions
+    and embedders) and the setting note's summary of the whole profile."""
+
+    decimals: int
+    k: int
+    models: list[str]
+    instructions: list[str]
+    embedders: Mapping[str, str]
+    published: bool = False
+    setting: Mapping[str, Any] = field(default_factory=dict)
+    precision_recall: str = "per_caption"
+    run: str = "demo"  # the profile, for LaTeX labels
+
+
+@dataclass(frozen=True)
+class SensitivitySettings:
+    """What the sensitivity table reads from params: the K order and its alternatives
+    (``caos.frequent``, ``caos.sensitivity``), k, the Table 1 instructions, models, embedders."""
+
+    frequent: str | list[str]
+    alternatives: list[str]
+    k: int
+    table1: list[str]
+    models: list[str]
+    embedders: list[str]
+    decimals: int
+    run: str = "demo"
+
+
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """What the with/without-LLM table reads: the models, the embedder of its CAOS rows, the
+    baseline profile (``tables.compare_with``) and how many images both profiles used."""
+
+    models: list[str]
+    embedder: str
+    decimals: int
+    run: str
+    baseline: str
+    n_images: str
 
 
 def _read(path: Path):
@@ -21,7 +82,9 @@ def _read(path: Path):
     return pd.read_csv(path, keep_default_na=True)
 
 
-def figure(args: argparse.Namespace) -> None:
+def figure(
+    name: str, settings: FigureSettings, summary_path: Path, objects_path: Path, out_stem: Path
+) -> None:
     """One figure by name: PDF + PNG with fixed metadata, and ``{stem}.csv``, the numbers drawn
     (the same frame the plot is made from: caos_ksweep ``model, embedder, k, CAOS_K``;
     caos_instructions ``model, embedder, instruction_id, CAOS_T, CAOS_X, CAOS_K``; caos_radar
@@ -30,38 +93,38 @@ def figure(args: argparse.Namespace) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    matplotlib.rcParams["savefig.dpi"] = args.dpi
+    matplotlib.rcParams["savefig.dpi"] = settings.dpi
     from halluscope.benchmarks.caos import figures
     from halluscope.report import style
 
-    style.FIGURE_DPI["value"] = args.dpi
-    summary = _read(args.summary)
+    style.FIGURE_DPI["value"] = settings.dpi
+    summary = _read(summary_path)
     models = list(dict.fromkeys(summary["model"]))
-    embedders = list(args.embedders)
-    stem = str(args.out_stem)
-    if args.figure == "caos_radar":
+    embedders = list(settings.embedders)
+    stem = str(out_stem)
+    if name == "caos_radar":
         frame = figures.radar_frame(summary, models, embedders)
         figures.plot_radar(summary, models, embedders, stem, frame=frame)
-    elif args.figure == "caos_instructions":
+    elif name == "caos_instructions":
         frame = figures.instructions_frame(summary, models, embedders)
         figures.plot_instructions(summary, models, embedders, stem, frame=frame)
-    elif args.figure in ("caos_ksweep", "caos_subsets"):
-        objects = _read(args.objects)
-        if args.figure == "caos_ksweep":
-            frame = figures.ksweep_frame(objects, models, embedders, instructions=args.table1)
+    elif name in ("caos_ksweep", "caos_subsets"):
+        objects = _read(objects_path)
+        if name == "caos_ksweep":
+            frame = figures.ksweep_frame(objects, models, embedders, instructions=settings.table1)
             figures.plot_ksweep(
                 objects,
                 models,
                 embedders,
                 stem,
-                instructions=args.table1,
-                highlight_k=args.k,
+                instructions=settings.table1,
+                highlight_k=settings.k,
                 frame=frame,
             )
         else:
-            top = frequent_objects(args.frequent)[: args.exclude_top]
+            top = frequent_objects(settings.frequent)[: settings.exclude_top]
             frame = figures.subsets_frame(
-                objects, models, embedders, top, k=args.k, instructions=args.table1
+                objects, models, embedders, top, k=settings.k, instructions=settings.table1
             )
             figures.plot_subsets(
                 objects,
@@ -69,16 +132,16 @@ def figure(args: argparse.Namespace) -> None:
                 embedders,
                 stem,
                 top_names=top,
-                k=args.k,
-                instructions=args.table1,
+                k=settings.k,
+                instructions=settings.table1,
                 frame=frame,
             )
     else:
-        raise InputError(f"unknown figure {args.figure!r}; valid: {', '.join(FIGURES)}")
+        raise InputError(f"unknown figure {name!r}; valid: {', '.join(FIGURES)}")
     figures.write_figure_data(frame, stem, models, embedders)
 
 
-def tables(args: argparse.Namespace) -> None:
+def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
     """CAOS Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin
     (long format: model, embedding, metric, value, published)."""
     from halluscope.benchmarks.caos.tables import (
@@ -94,20 +157,20 @@ def tables(args: argparse.Namespace) -> None:
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
 
-    summary = _read(args.summary)
-    models = list(args.models)
-    embedders = list(args.embedders)
+    summary = _read(summary_path)
+    models = list(settings.models)
+    embedders = list(settings.embedders)
     sim = is_simulated(models)
-    out = Path(args.out_dir)
-    pub1 = PUBLISHED_TABLE1 if args.published else None
-    pub2 = PUBLISHED_TABLE2 if args.published else None
-    how = args.precision_recall
+    out = Path(out_dir)
+    pub1 = PUBLISHED_TABLE1 if settings.published else None
+    pub2 = PUBLISHED_TABLE2 if settings.published else None
+    how = settings.precision_recall
     records1 = table1_records(summary, models, embedders, pub1, precision_recall=how)
     atomic_write_text(
         out / "caos_table1.tex",
         table1_latex(
-            summary, models, embedders, args.decimals, sim, pub1, k=args.k,
-            precision_recall=how, records=records1, label=f"tab:{args.run}:caos-table1",
+            summary, models, embedders, settings.decimals, sim, pub1, k=settings.k,
+            precision_recall=how, records=records1, label=f"tab:{settings.run}:caos-table1",
         ),
     )  # fmt: skip
     atomic_write_text(out / "caos_table1.csv", twin_csv(records1))
@@ -117,11 +180,11 @@ def tables(args: argparse.Namespace) -> None:
             summary,
             models,
             embedders,
-            args.decimals,
+            settings.decimals,
             sim,
             pub2,
-            k=args.k,
-            label=f"tab:{args.run}:caos-table2",
+            k=settings.k,
+            label=f"tab:{settings.run}:caos-table2",
         ),  # fmt: skip
     )
     atomic_write_text(
@@ -134,58 +197,68 @@ def tables(args: argparse.Namespace) -> None:
             summary,
             models,
             embedders,
-            args.decimals,
+            settings.decimals,
             sim,
             records=ratios,
-            label=f"tab:{args.run}:caos-ratios",
+            label=f"tab:{settings.run}:caos-ratios",
         ),  # fmt: skip
     )
     atomic_write_text(out / "caos_ratios.csv", twin_csv(ratios))
-    atomic_write_text(out / "caos_setting.tex", setting_note(args.setting, summary, sim))
-    if args.published:
+    atomic_write_text(out / "caos_setting.tex", setting_note(settings.setting, summary, sim))
+    if settings.published:
         from halluscope.benchmarks.caos import reproduction
 
         agreement = reproduction.rank_agreement(records1)
         atomic_write_text(
             out / "caos_comparison.tex",
-            reproduction.comparison_latex(records1, models, args.decimals),
+            reproduction.comparison_latex(records1, models, settings.decimals),
         )
         atomic_write_text(
-            out / "caos_agreement.tex", reproduction.agreement_latex(agreement, args.decimals)
+            out / "caos_agreement.tex", reproduction.agreement_latex(agreement, settings.decimals)
         )
         atomic_write_text(out / "caos_agreement.csv", reproduction.agreement_csv(agreement))
         atomic_write_text(
-            out / "caos_differences.tex", reproduction.differences_latex(args.setting)
+            out / "caos_differences.tex", reproduction.differences_latex(settings.setting)
         )
 
 
-def sensitivity(args: argparse.Namespace) -> None:
+def sensitivity(
+    settings: SensitivitySettings,
+    summary_path: Path,
+    objects_path: Path,
+    vector_paths: Mapping[str, Path],
+    out_dir: Path,
+) -> None:
     """The CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
     from halluscope.benchmarks.caos.sensitivity import sensitivity_latex, sensitivity_records
     from halluscope.embeddings import load_vectors
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
 
-    summary = _read(args.summary)
-    objects = _read(args.objects)
-    vectors = {name: load_vectors(path) for name, path in args.vectors.items()}
+    summary = _read(summary_path)
+    objects = _read(objects_path)
+    vectors = {name: load_vectors(path) for name, path in vector_paths.items()}
     records = sensitivity_records(
         summary,
         objects,
         vectors,
-        models=list(args.models),
-        embedders=list(args.embedders),
-        frequent=args.frequent,
-        alternatives=list(args.alternatives),
-        k=args.k,
-        instructions=list(args.table1),
+        models=list(settings.models),
+        embedders=list(settings.embedders),
+        frequent=settings.frequent,
+        alternatives=list(settings.alternatives),
+        k=settings.k,
+        instructions=list(settings.table1),
     )
-    out = Path(args.out_dir)
-    sim = is_simulated(args.models)
+    out = Path(out_dir)
+    sim = is_simulated(settings.models)
     atomic_write_text(
         out / "caos_sensitivity.tex",
         sensitivity_latex(
-            records, list(args.models), args.decimals, sim, label=f"tab:{args.run}:caos-sensitivity"
+            records,
+            list(settings.models),
+            settings.decimals,
+            sim,
+            label=f"tab:{settings.run}:caos-sensitivity",
         ),
     )
     atomic_write_text(out / "caos_sensitivity.csv", twin_csv(records))
@@ -318,7 +391,13 @@ def frequent_description(frequent, k) -> str:
     return f"{what}: " + ", ".join(names)
 
 
-def llm_comparison(args: argparse.Namespace) -> None:
+def llm_comparison(
+    settings: ComparisonSettings,
+    with_llm: Path,
+    without_llm: Path,
+    object_paths: Sequence[Path],
+    out: Path,
+) -> None:
     """Table 1 with and without the LLM extractor on the same captions, and its CSV twin
     (:mod:`halluscope.benchmarks.caos.llm_comparison`)."""
     from halluscope.benchmarks.caos.llm_comparison import (
@@ -330,19 +409,23 @@ def llm_comparison(args: argparse.Namespace) -> None:
     from halluscope.report.latex import twin_csv
 
     objects: dict[str, list[Path]] = {}
-    for path in args.objects:  # results/objects/<run>/<model>/<instruction>.jsonl
+    for path in object_paths:  # results/objects/<run>/<model>/<instruction>.jsonl
         objects.setdefault(Path(path).parent.name, []).append(Path(path))
     records = comparison_records(
-        _read(Path(args.without_llm)),
-        _read(Path(args.with_llm)),
+        _read(Path(without_llm)),
+        _read(Path(with_llm)),
         llm_added(objects),
-        args.models,
-        args.embedder,
+        settings.models,
+        settings.embedder,
     )
-    frame = comparison_frame(records, args.models)
+    frame = comparison_frame(records, settings.models)
     latex = comparison_latex(
-        frame, args.decimals, run=args.run, baseline=args.baseline, embedder=args.embedder,
-        n_images=args.n_images,
-    )  # fmt: skip
-    atomic_write_text(Path(args.out), latex)
-    atomic_write_text(Path(args.out).with_suffix(".csv"), twin_csv(records))
+        frame,
+        settings.decimals,
+        run=settings.run,
+        baseline=settings.baseline,
+        embedder=settings.embedder,
+        n_images=settings.n_images,
+    )
+    atomic_write_text(Path(out), latex)
+    atomic_write_text(Path(out).with_suffix(".csv"), twin_csv(records))

@@ -22,6 +22,7 @@ the number of objects per generated caption"): per-caption values averaged over 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
@@ -132,13 +133,24 @@ def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
     return {model: sum(v) / len(v) for model, v in f1s.items()}
 
 
+@dataclass(frozen=True)
+class SummarizeSettings:
+    """What the summary reads from params: the Table 1 instructions (``tables.table1_instructions``)
+    pooled into the ``table1`` rows."""
+
+    table1: list[str]
+
+
 def run(
+    settings: SummarizeSettings,
     caption_files: list[Path],
-    table1: list[str],
     out_summary: Path,
     out_objects: Path,
     pope_files: list[Path] | None = None,
 ) -> None:
+    """Pool the per-job score files (and POPE's scores, for POPE-F1) into ``summary.csv`` and
+    ``objects.csv``."""
+    table1 = settings.table1
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     object_rows: list[dict[str, str]] = []
     object_header: list[str] | None = None
