@@ -42,13 +42,20 @@ RATIO_ALTERNATIVES: tuple[tuple[str, str], ...] = (
 )
 
 
-def k_similarities(
-    names: Sequence[str], vectors: tuple[list[str], np.ndarray], k_names: Sequence[str]
-) -> dict[str, float]:
-    """max cosine of each name with the K set (names without a vector are left out)."""
+def unit_vectors(vectors: tuple[list[str], np.ndarray]) -> tuple[dict[str, int], np.ndarray]:
+    """(word -> row, rows scaled to length 1): computed once per embedder, then shared by every
+    K order the table compares."""
     words, matrix = vectors
     index = {w: i for i, w in enumerate(words)}
-    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    return index, matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def k_similarities(
+    names: Sequence[str], unit: tuple[dict[str, int], np.ndarray], k_names: Sequence[str]
+) -> dict[str, float]:
+    """max cosine of each name with the K set (names without a vector are left out); ``unit``
+    from :func:`unit_vectors`."""
+    index, unit_matrix = unit
     missing = [n for n in k_names if n not in index]
     if missing:
         raise ValueError(f"frequent objects without a vector: {missing}")
@@ -56,7 +63,7 @@ def k_similarities(
     out = {}
     for name in dict.fromkeys(names):
         if name in index:
-            out[name] = float((unit[k_idx] @ unit[index[name]]).max())
+            out[name] = float((unit_matrix[k_idx] @ unit_matrix[index[name]]).max())
     return out
 
 
@@ -100,11 +107,12 @@ def sensitivity_records(
                     )
                 )
         subset = table1[table1["embedder"] == embedder]
+        unit = unit_vectors(vectors[embedder])
         for order in alternatives:
             if order == frequent:
                 continue
             k_names = frequent_objects(order)[:k]
-            sims = k_similarities(subset["name"].astype(str).tolist(), vectors[embedder], k_names)
+            sims = k_similarities(subset["name"].astype(str).tolist(), unit, k_names)
             frame = subset.assign(_sim_k=subset["name"].astype(str).map(sims))
             caos_k = caption_then_mean(frame, "_sim_k")
             for model in models:

@@ -7,13 +7,12 @@ problem is reported as ``file:line: what was expected``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from halluscope.commands._args import help_epilog
-from halluscope.io import InputError
+from halluscope.io import InputError, iter_jsonl_numbered
 
 NOPE_FORMATS = (
     '  --answers   JSONL, one answer per line: {"question_id", "is_negp": bool, "reference": '
@@ -110,24 +109,6 @@ def _lines(path: Path) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
-def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for number, line in _lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                f"{path}:{number}: malformed JSON ({err.msg} at column {err.colno}); expected one "
-                "JSON object per line"
-            ) from None
-        if not isinstance(record, dict):
-            raise InputError(
-                f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
-            )
-        out.append((number, record))
-    return out
-
-
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
     from halluscope.benchmarks.nope.metric import (
@@ -139,7 +120,7 @@ def run(args: argparse.Namespace) -> None:
 
     records = []
     first_line: dict[Any, int] = {}
-    for number, record in _jsonl(args.answers):
+    for number, record in iter_jsonl_numbered(args.answers):
         try:
             clean = validate_record(record)
         except ValueError as err:
@@ -173,7 +154,7 @@ def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int
     if args.questions.suffix == ".txt":
         return [{args.field: line.strip()} for _, line in _lines(args.questions)], 0
     kept, dropped = [], 0
-    for number, record in _jsonl(args.questions):
+    for number, record in iter_jsonl_numbered(args.questions):
         text = record.get(args.field)
         if record.get("valid") is False and not args.all:
             dropped += 1
