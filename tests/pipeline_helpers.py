@@ -190,7 +190,7 @@ def trihe_demo_triplets(tmp: Path) -> tuple[dict, Path, Path, Path]:
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     items = tmp / "items.jsonl"
-    data.run("demo", ROOT / params["data"]["annotations"], items, tmp / "images")
+    data.run(data.DataSettings("demo", ROOT / params["data"]["annotations"]), items, tmp / "images")
     questions = tmp / "questions.jsonl"
     trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
     write_jsonl(questions, read_jsonl(questions)[:6])
