@@ -287,6 +287,9 @@ def generate_nope(
         "drifted": 0,
         "fallback": {"jobs": 0, "candidates": 0, "rejected": {}, "questions": 0},
     }
+    rule = (params or {}).get("stop_rule", "none")
+    if rule != "none":  # only then: the default keeps generation.json as it was
+        stats.update(stop_rule=rule, listing_stopped=0, rewrite_stopped=0)
     jobs: list[tuple[int, int, Mapping[str, Any], str, Request]] = []
     for item in items:
         if "image_id" not in item or not isinstance(item.get("caption"), str):
@@ -320,6 +323,8 @@ def generate_nope(
                 stats["listing_failed"] += 1
                 continue
             listed = parse_object_list(answer.text)
+            if rule != "none":
+                stats["listing_stopped"] += int(answer.meta.get("finish_reason") == "stop_rule")
             if answer.meta.get("finish_reason") == "length" and listed:
                 listed = listed[:-1]  # the reply was cut off, so was its last entry
                 stats["listing_truncated"] += 1
@@ -357,6 +362,8 @@ def generate_nope(
             item, relevance = items[key[0]], relevances[key[1]]
             failed = _failed(answer)
             stats["rewrite_failed"] += int(failed)
+            if rule != "none":
+                stats["rewrite_stopped"] += int(answer.meta.get("finish_reason") == "stop_rule")
             present = present_keys(item["caption"], validation_labels(item), nlp)
             paraphrases = (
                 [None] * len(choices) if failed else parse_questions(answer.text, len(choices))
