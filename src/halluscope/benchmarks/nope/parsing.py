@@ -212,7 +212,8 @@ def questions_cut(
     filled = [False] * wanted
     for index, mark in enumerate(marks):
         last = index + 1 == len(marks)
-        body = text[mark.end() : len(text) if last else marks[index + 1].start()].strip()
+        # the mark ate the white space after it: a newline in the item ends its first line
+        body = text[mark.end() : len(text) if last else marks[index + 1].start()]
         first = body.split("\n", 1)[0]
         if last and "\n" not in body and "?" not in first:
             break  # this line may still grow
