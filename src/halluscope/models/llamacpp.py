@@ -27,10 +27,12 @@ Request params: ``temperature`` (0 = greedy), ``max_new_tokens`` (or ``max_token
 is constrained to JSON matching that schema (llama.cpp grammar from
 ``response_format={"type": "json_object", "schema": ...}``); ``grammar``: a GBNF grammar text
 (instead of ``json_schema``: a hand-written grammar is cheaper per token than the schema-derived
-one); ``stop_rule``: ``object-list`` ends a ``{"objects": [...]}`` reply at the first repeated
-name (compared lower case) and closes it (``]}``), and closes a reply cut by ``max_new_tokens``
-after its last complete name, so the reply stays valid JSON (:func:`object_list_cut`). Both are
-request params, so they enter the response-cache key; requests without them are unchanged.
+one); ``stop_rule`` (with ``stop_text`` / ``stop_items`` for the rules that read them): the reply
+is streamed and ended early by a rule of :mod:`halluscope.models.stop_rules` (e.g.
+``object-list`` ends a ``{"objects": [...]}`` reply at the first repeated name and closes it,
+``]}``, and closes a reply cut by ``max_new_tokens`` after its last complete name, so the reply
+stays valid JSON). All are request params, so they enter the response-cache key; requests
+without them are unchanged.
 ``constraint``: ``object-list`` = greedy decoding restricted to the same language as that GBNF,
 checked in Python on the best candidates first (:class:`GreedyObjectList`, temperature 0 only):
 the grammar's choice without scanning the whole vocabulary per token.
@@ -47,7 +49,6 @@ thread-safe, so one lock serialises all requests to a loaded model.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -56,6 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Request, Response, register_backend
+from halluscope.models.stop_rules import STOP_RULES, get_stop_rule, object_list_cut
+
+__all__ = ["STOP_RULES", "LlamaCppBackend", "from_spec", "object_list_cut"]
 
 #: Bundled GGUF models: name -> (Python package, file inside it).
 BUNDLED: dict[str, tuple[str, str]] = {
@@ -68,12 +72,11 @@ SPEC_KEYS = frozenset(
 )  # fmt: skip
 _PARAM_KEYS = frozenset(
     {"temperature", "max_new_tokens", "max_tokens", "seed", "top_p", "top_k", "repeat_penalty",
-     "stop", "json_schema", "grammar", "stop_rule", "constraint"}
+     "stop", "json_schema", "grammar", "stop_rule", "stop_text", "stop_items", "constraint"}
 )  # fmt: skip
 
 #: Weight formats a spec may ask for: name -> llama.cpp ftype (``None`` = the file as given).
 WEIGHTS: dict[str, int | None] = {"shipped": None, "Q8_0": 7}  # LLAMA_FTYPE_MOSTLY_Q8_0
-STOP_RULES = ("object-list",)
 CONSTRAINTS = ("object-list",)
 _GRAMMARS: dict[str, Any] = {}
 _VOCABS: dict[int, tuple[list[bytes], frozenset[int]]] = {}
@@ -162,56 +165,6 @@ def derived_weights(source: str | Path, weights: str, cache_dir: str | Path | No
     check_tmp.write_text(f"{digest}  {target.name}\n", encoding="ascii")
     os.replace(check_tmp, check)
     return target
-
-
-def _items(text: str) -> tuple[int, list[tuple[str, int]], bool] | None:
-    """The complete string items of a (partial) ``{"objects": [...`` reply: ``(index after
-    "[", [(item, end index)], list closed)``, or ``None`` before the ``[``."""
-    start = text.find("[")
-    if start < 0:
-        return None
-    decoder = json.JSONDecoder()
-    items: list[tuple[str, int]] = []
-    pos = start + 1
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text):
-            return start + 1, items, False
-        if text[pos] == "]":
-            return start + 1, items, True
-        if text[pos] != '"':
-            return start + 1, items, False
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:  # an unfinished string
-            return start + 1, items, False
-        items.append((str(value), end))
-        pos = end
-
-
-def object_list_cut(text: str, final: bool = False) -> str | None:
-    """The ``object-list`` stopping rule: the reply closed before its first repeated name.
-
-    ``text`` is the reply so far. Returns the closed reply (``...last new name"]}``) when a
-    complete name repeats an earlier one (case and surrounding spaces ignored); with ``final``
-    (the reply ended on the token cap) also a reply whose list never closed, cut after its last
-    complete name. ``None``: go on (or, with ``final``, keep the reply as it is).
-    """
-    found = _items(text)
-    if found is None:
-        return None
-    open_at, items, closed = found
-    seen: set[str] = set()
-    for index, (item, _) in enumerate(items):
-        name = item.strip().lower()
-        if name in seen:
-            cut = items[index - 1][1] if index else open_at
-            return text[:cut] + "]}"
-        seen.add(name)
-    if final and not closed:
-        return text[: items[-1][1] if items else open_at] + "]}"
-    return None
 
 
 _OPEN = b'{"objects": ['
@@ -480,8 +433,16 @@ class LlamaCppBackend:
         return kwargs
 
     @staticmethod
-    def _stream_with_rule(model: Any, messages: list, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Generate token by token, ending at the ``object-list`` rule (a completion dict)."""
+    def _stream_with_rule(
+        model: Any,
+        messages: list,
+        kwargs: dict[str, Any],
+        params: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Generate token by token, ending where the request's stop rule says (a completion
+        dict; ``params`` = the request params, default ``object-list``)."""
+        params = params if params is not None else {"stop_rule": "object-list"}
+        rule = get_stop_rule(str(params["stop_rule"]))
         chunks = model.create_chat_completion(messages=messages, stream=True, **kwargs)
         text, finish, cut, tokens = "", None, None, 0
         try:
@@ -491,7 +452,7 @@ class LlamaCppBackend:
                 if piece:
                     text += piece
                     tokens += 1
-                    cut = object_list_cut(text)
+                    cut = rule(text, False, params)
                     if cut is not None:
                         finish = "stop_rule"
                         break
@@ -500,7 +461,7 @@ class LlamaCppBackend:
         finally:
             chunks.close()
         if cut is None and finish == "length":
-            cut = object_list_cut(text, final=True)
+            cut = rule(text, True, params)
             if cut is not None:
                 finish = "length_closed"
         return {
@@ -526,7 +487,9 @@ class LlamaCppBackend:
 
                     kwargs["logits_processor"] = LogitsProcessorList([GreedyObjectList(model)])
                 if request.params.get("stop_rule") is not None:
-                    out = self._stream_with_rule(model, list(request.messages), kwargs)
+                    out = self._stream_with_rule(
+                        model, list(request.messages), kwargs, request.params
+                    )
                 else:
                     out = model.create_chat_completion(messages=list(request.messages), **kwargs)
         except (ValueError, RuntimeError) as err:  # e.g. the prompt exceeds n_ctx

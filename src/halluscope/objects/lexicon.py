@@ -20,12 +20,18 @@ from functools import lru_cache
 from halluscope.objects.normalize import lemmatize, singularize
 from halluscope.objects.parser import Mention, TokenSpans, scan_tokens, tokenize
 
-__all__ = ["LexiconMatcher", "find_objects"]
+__all__ = ["LexiconMatcher", "find_objects", "word_forms"]
 
 
 @lru_cache(maxsize=200_000)
 def _forms(word: str) -> frozenset[str]:
     return frozenset((word, singularize(word), lemmatize(word)))
+
+
+def word_forms(word: str) -> frozenset[str]:
+    """The forms a token is matched by (raw, pattern singular, lemma): two tokens match when
+    their form sets meet."""
+    return _forms(word)
 
 
 class LexiconMatcher:

@@ -41,14 +41,16 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from halluscope.models.answers import AnswersFailed, answer_all
 from halluscope.models.base import Backend, Request
 from halluscope.models.cache import ResponseCache
-from halluscope.objects.lexicon import LexiconMatcher
+from halluscope.models.stop_rules import list_cut
+from halluscope.objects.lexicon import LexiconMatcher, word_forms
 from halluscope.objects.normalize import lemmatize
-from halluscope.objects.parser import Mention, ObjectParser
+from halluscope.objects.parser import Mention, ObjectParser, scan_tokens, tokenize
 
 PROMPT_VERSION = "caos-5shot-1"
 """Bump when :data:`SYSTEM_PROMPT`, :data:`FEW_SHOT` or the message layout changes (the cache key
@@ -120,6 +122,12 @@ char ::= [^"\\\x00-\x1f]
 #: ``object-list-greedy``: the same language checked by the backend on the greedy candidates
 #: (``constraint: object-list``; llamacpp, temperature 0).
 GRAMMARS = ("schema", "object-list", "object-list-greedy")
+
+#: Stop rules (``extract.llm.stop_rule``, request param ``stop_rule``; llamacpp streams the reply):
+#: ``object-list`` ends the list at the first repeated name; ``object-list-vocab`` also before the
+#: first name that leaves the caption's vocabulary (:func:`object_list_vocab_cut`; the caption
+#: travels in the request param ``stop_text``). See :mod:`halluscope.models.stop_rules`.
+STOP_RULES = ("none", "object-list", "object-list-vocab")
 
 #: Words for the picture, its parts or its mood: never objects *in* the image.
 NOT_OBJECTS = frozenset(
@@ -199,6 +207,46 @@ def canonical_name(surface: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=64)
+def _caption_forms(caption: str) -> frozenset[str]:
+    return frozenset(f for t in scan_tokens(caption)[0] for f in word_forms(t))
+
+
+def leaves_caption(caption: str, name: str) -> bool:
+    """Whether ``name`` leaves the caption's vocabulary: it has words (after :func:`clean_name`)
+    and none of them matches a caption token the way :func:`tally` matches words (lower case,
+    same tokeniser, a match when the raw word, pattern singular or noun lemma of one equals one
+    of the other's: "Trees" and "tree" match).
+
+    The tally keeps a name only when *all* its words occur, in sequence, so a name that leaves
+    the caption is one the tally rejects (``not_in_caption``); the converse does not hold ("red
+    car" with only "car" in the caption stays in the vocabulary and is rejected by the tally).
+    Names with no word left after cleaning ("the", "a") are not judged here; names without a
+    letter ("2") are judged like any other (the tally rejects both as ``empty``).
+    """
+    words = [t.text for t in tokenize(clean_name(name))]
+    if not words:
+        return False
+    forms = _caption_forms(caption)
+    return not any(word_forms(w) & forms for w in words)
+
+
+def object_list_vocab_cut(
+    text: str, final: bool = False, params: Mapping[str, Any] | None = None
+) -> str | None:
+    """The ``object-list-vocab`` stop rule: the ``{"objects": [...]}`` reply closed (``]}``)
+    before its first repeated name (as ``object-list``: lower case, spaces stripped) or before
+    its first name that :func:`leaves_caption` of ``params["stop_text"]``, whichever comes
+    first; with ``final`` (the token cap) a list that never closed is closed after its last
+    complete name. ``None``: go on."""
+    caption = str((params or {}).get("stop_text") or "")
+
+    def key(item: Any) -> Any:
+        return item.strip().lower()
+
+    return list_cut(text, final, key, lambda item: leaves_caption(caption, item))
+
+
 def request_id(caption: str) -> str:
     """Request id of a caption (its text hash: identical captions share one request)."""
     return "llm-extract/" + hashlib.sha256(caption.encode("utf-8")).hexdigest()[:16]
@@ -208,10 +256,14 @@ def extraction_request(
     caption: str, gen_params: Mapping[str, Any], constrained: bool, grammar: str = "schema"
 ) -> Request:
     """The text-only chat request for one caption: when ``constrained``, ``json_schema``
-    (``grammar="schema"``) or the GBNF :data:`OBJECTS_GBNF` (``grammar="object-list"``)."""
+    (``grammar="schema"``) or the GBNF :data:`OBJECTS_GBNF` (``grammar="object-list"``). With
+    ``stop_rule: object-list-vocab`` in ``gen_params`` the caption is also the request param
+    ``stop_text`` (the vocabulary the rule checks names against; part of the cache key)."""
     if grammar not in GRAMMARS:
         raise ValueError(f"extract.llm.grammar: unknown {grammar!r}; valid: {', '.join(GRAMMARS)}")
     params = dict(gen_params)
+    if params.get("stop_rule") == "object-list-vocab":
+        params["stop_text"] = caption.strip()
     if constrained and grammar == "object-list":
         params["grammar"] = OBJECTS_GBNF
     elif constrained and grammar == "object-list-greedy":

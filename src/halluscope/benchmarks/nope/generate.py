@@ -37,6 +37,13 @@ the labels, so nearly every listed object is rejected):
   ``source: "fallback"`` (LLM questions are ``source: "llm"``). The counts of every step are in
   :attr:`GenerationResult.stats`, so a reader sees how much of a question set the LLM made.
 
+``nope.stop_rule`` (opt-in, llamacpp; in the request params, so in the cache key): ``count`` ends
+the listing once ``n_objects`` distinct names are listed and the rewrite once every paraphrase is
+read (the parsed names and paraphrases are those of the uncut replies; only a listing the rule
+cut is shorter in the rewrite conversation); ``count-repeat`` also ends the listing at the first
+repeated name (names the uncut reply lists after it are lost). See
+:mod:`halluscope.benchmarks.nope.parsing`.
+
 This module holds the driver (:func:`generate_nope`); the steps live beside it and are
 re-exported here: ``prompts.py`` (steps 1 and 4, Table 5), ``parsing.py`` (reading the replies),
 ``validation.py`` (step 2, Appendix C), ``templates.py`` (step 3, Table 6) and ``drift.py``
@@ -280,6 +287,9 @@ def generate_nope(
         "drifted": 0,
         "fallback": {"jobs": 0, "candidates": 0, "rejected": {}, "questions": 0},
     }
+    rule = (params or {}).get("stop_rule", "none")
+    if rule != "none":  # only then: the default keeps generation.json as it was
+        stats.update(stop_rule=rule, listing_stopped=0, rewrite_stopped=0)
     jobs: list[tuple[int, int, Mapping[str, Any], str, Request]] = []
     for item in items:
         if "image_id" not in item or not isinstance(item.get("caption"), str):
@@ -313,6 +323,8 @@ def generate_nope(
                 stats["listing_failed"] += 1
                 continue
             listed = parse_object_list(answer.text)
+            if rule != "none":
+                stats["listing_stopped"] += int(answer.meta.get("finish_reason") == "stop_rule")
             if answer.meta.get("finish_reason") == "length" and listed:
                 listed = listed[:-1]  # the reply was cut off, so was its last entry
                 stats["listing_truncated"] += 1
@@ -350,6 +362,8 @@ def generate_nope(
             item, relevance = items[key[0]], relevances[key[1]]
             failed = _failed(answer)
             stats["rewrite_failed"] += int(failed)
+            if rule != "none":
+                stats["rewrite_stopped"] += int(answer.meta.get("finish_reason") == "stop_rule")
             present = present_keys(item["caption"], validation_labels(item), nlp)
             paraphrases = (
                 [None] * len(choices) if failed else parse_questions(answer.text, len(choices))

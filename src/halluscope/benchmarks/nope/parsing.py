@@ -1,8 +1,26 @@
-"""Reading the LLM's replies: the listed objects (step 1) and the paraphrases (step 4)."""
+"""Reading the LLM's replies: the listed objects (step 1) and the paraphrases (step 4).
+
+Also the stop rules that end those replies early (``nope.stop_rule``; request params
+``stop_rule`` + ``stop_items``, applied by the ``llamacpp`` backend while it streams, see
+:mod:`halluscope.models.stop_rules`). They act on numbered lists only (a reply without a
+``N.`` mark so far goes on) and cut where the parse of the cut reply equals the parse of
+every longer reply in its first ``stop_items`` entries: an entry counts once its first line is
+final (a newline or the next mark follows it).
+
+- ``nope-objects`` (:func:`listing_cut`): the listing ends after the entry that makes
+  ``stop_items`` distinct usable names (:func:`parse_object_list` of the cut reply = the first
+  ``stop_items`` names of the uncut one);
+- ``nope-objects-repeat`` (:func:`listing_repeat_cut`): that, or before the first entry whose
+  name repeats an earlier one (the uncut reply may list new names after it; those are lost);
+- ``nope-questions`` (:func:`questions_cut`): the rewrite ends once the paraphrases 1 to
+  ``stop_items`` are all read (:func:`parse_questions` gives the same list).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 MAX_OBJECT_WORDS = 5
 """A listed "object" longer than this is a sentence, not an object name; it is dropped."""
@@ -47,6 +65,17 @@ def _clean_object(raw: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _usable(name: str) -> bool:
+    """Whether a cleaned entry is an object name (see :func:`parse_object_list`)."""
+    words = name.split()
+    return not (
+        not re.search(r"[a-z]", name)
+        or name in _NOT_OBJECTS
+        or len(words) > MAX_OBJECT_WORDS
+        or _SENTENCE_WORDS.intersection(words)
+    )
+
+
 def parse_object_list(text: str, limit: int | None = None) -> list[str]:
     """Object names from an LLM answer, in order, de-duplicated, at most ``limit``.
 
@@ -79,13 +108,7 @@ def parse_object_list(text: str, limit: int | None = None) -> list[str]:
     out: list[str] = []
     for entry in raw:
         name = _clean_object(entry)
-        words = name.split()
-        if (
-            not re.search(r"[a-z]", name)
-            or name in _NOT_OBJECTS
-            or len(words) > MAX_OBJECT_WORDS
-            or _SENTENCE_WORDS.intersection(words)
-        ):
+        if not _usable(name):
             continue
         if name not in out:
             out.append(name)
@@ -119,3 +142,83 @@ def parse_questions(text: str, expected: int) -> list[str | None]:
     for index, line in enumerate(lines[:expected]):
         out[index] = line
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Stop rules (see the module docstring)
+# ---------------------------------------------------------------------------------------------
+
+
+def _final_items(text: str) -> list[tuple[int, str, int, int]]:
+    """The numbered items of ``text`` whose first line is final, in order: ``(number, item text,
+    start of its mark, end of its first line)``. Only the last item can still be open."""
+    marks = list(_NUMBER_MARK.finditer(text))
+    out = []
+    for index, mark in enumerate(marks):
+        last = index + 1 == len(marks)
+        end = len(text) if last else marks[index + 1].start()
+        body = text[mark.end() : end]
+        newline = body.find("\n")
+        if newline >= 0:
+            out.append((int(mark.group(1)), body, mark.start(), mark.end() + newline))
+        elif not last:
+            out.append((int(mark.group(1)), body, mark.start(), end))
+    return out
+
+
+def _listing_cut(text: str, params: Mapping[str, Any] | None, repeat: bool) -> str | None:
+    wanted = int((params or {}).get("stop_items") or 0)
+    names: list[str] = []
+    for _, body, start, line_end in _final_items(text):
+        name = _clean_object(body)
+        if not _usable(name):
+            continue
+        if name in names:
+            if repeat:
+                return text[:start].rstrip()
+            continue
+        names.append(name)
+        if wanted and len(names) >= wanted:
+            return text[:line_end].rstrip()
+    return None
+
+
+def listing_cut(
+    text: str, final: bool = False, params: Mapping[str, Any] | None = None
+) -> str | None:
+    """The ``nope-objects`` stop rule: the numbered listing up to the end of the entry that
+    makes ``params["stop_items"]`` distinct usable names; ``None`` before (and at the cap)."""
+    return _listing_cut(text, params, repeat=False)
+
+
+def listing_repeat_cut(
+    text: str, final: bool = False, params: Mapping[str, Any] | None = None
+) -> str | None:
+    """The ``nope-objects-repeat`` stop rule: :func:`listing_cut`, or the listing before the
+    first entry whose name repeats an earlier entry's, whichever comes first."""
+    return _listing_cut(text, params, repeat=True)
+
+
+def questions_cut(
+    text: str, final: bool = False, params: Mapping[str, Any] | None = None
+) -> str | None:
+    """The ``nope-questions`` stop rule: the rewrite as soon as the numbered paraphrases 1 to
+    ``params["stop_items"]`` are all read (each first line final, or cut at its "?" as
+    :func:`parse_questions` cuts it); ``None`` before."""
+    wanted = int((params or {}).get("stop_items") or 0)
+    marks = list(_NUMBER_MARK.finditer(text))
+    if wanted < 1 or not marks:
+        return None
+    filled = [False] * wanted
+    for index, mark in enumerate(marks):
+        last = index + 1 == len(marks)
+        # the mark ate the white space after it: a newline in the item ends its first line
+        body = text[mark.end() : len(text) if last else marks[index + 1].start()]
+        first = body.split("\n", 1)[0]
+        if last and "\n" not in body and "?" not in first:
+            break  # this line may still grow
+        number = int(mark.group(1))
+        line = _MARKUP.sub("", first).strip()
+        if 1 <= number <= wanted and line:
+            filled[number - 1] = True
+    return text.rstrip() if all(filled) else None

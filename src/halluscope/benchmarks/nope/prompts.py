@@ -111,6 +111,30 @@ def listing_messages(
     return tuple(turns)
 
 
+#: ``nope.stop_rule`` -> the backend stop rules (:mod:`halluscope.models.stop_rules`) of the
+#: listing and of the rewrite turn. ``count``: the listing ends once ``n_objects`` distinct
+#: names are listed, the rewrite once every paraphrase is read (the parsed names and
+#: paraphrases equal the uncut reply's); ``count-repeat``: the listing also ends at the first
+#: repeated name. ``none`` (absent): requests as before.
+STOP_RULES: dict[str, tuple[str, str]] = {
+    "count": ("nope-objects", "nope-questions"),
+    "count-repeat": ("nope-objects-repeat", "nope-questions"),
+}
+_LISTING_RULES = {listing: rewrite for listing, rewrite in STOP_RULES.values()}
+
+
+def listing_params(params: Mapping[str, Any] | None, n_objects: int) -> dict[str, Any]:
+    """The listing's request params: ``params`` (default :data:`DEFAULT_PARAMS`) with a
+    ``nope.stop_rule`` turned into the backend's rule and its ``stop_items`` (``n_objects``)."""
+    out = dict(DEFAULT_PARAMS if params is None else params)
+    rule = out.pop("stop_rule", "none")
+    if rule in STOP_RULES:
+        out.update(stop_rule=STOP_RULES[rule][0], stop_items=int(n_objects))
+    elif rule != "none":
+        out["stop_rule"] = rule  # a backend rule given as it is
+    return out
+
+
 def _request_id(kind: str, image_id: Any, relevance: str) -> str:
     return f"nope-{kind}/{image_id}/{relevance}"
 
@@ -128,7 +152,7 @@ def listing_request(
     return Request(
         request_id=_request_id("list", image_id, relevance),
         messages=listing_messages(caption, labels, relevance, n_objects, prompt),
-        params=dict(DEFAULT_PARAMS if params is None else params),
+        params=listing_params(params, n_objects),
         task="chat",
         meta={"image_id": image_id, "relevance": relevance, "step": "list"},
     )
@@ -140,8 +164,15 @@ def rewriting_request(
     questions: Sequence[str],
     params: Mapping[str, Any] | None = None,
 ) -> Request:
-    """Step 4 as the second turn of the listing conversation (§3.1: multi-turn prompting)."""
+    """Step 4 as the second turn of the listing conversation (§3.1: multi-turn prompting).
+
+    Without ``params`` the listing's params are used; a listing stop rule becomes the rewrite's
+    (``nope-questions`` with ``stop_items`` = the number of questions)."""
     meta = dict(listing.meta, step="rewrite")
+    if params is None:
+        params = dict(listing.params)
+        if params.get("stop_rule") in _LISTING_RULES:
+            params.update(stop_rule=_LISTING_RULES[params["stop_rule"]], stop_items=len(questions))
     return Request(
         request_id=listing.request_id.replace("nope-list/", "nope-rewrite/", 1),
         messages=(
@@ -149,7 +180,7 @@ def rewriting_request(
             {"role": "assistant", "content": listing_answer},
             {"role": "user", "content": rewriting_prompt(questions)},
         ),
-        params=dict(listing.params if params is None else params),
+        params=dict(params),
         task="chat",
         meta=meta,
     )

@@ -81,6 +81,13 @@ def _generation_note(generation: Mapping[str, Any] | None) -> str:
     )
     if fallback:
         note += f", {fallback} template questions about fallback objects (same validation)"
+    rule = (generation or {}).get("stop_rule")
+    if rule:
+        note += (
+            f"; LLM replies ended early by the stop rule {latex_escape(rule)} "
+            f"({(generation or {}).get('listing_stopped', 0)} listings, "
+            f"{(generation or {}).get('rewrite_stopped', 0)} rewrites)"
+        )
     others = ((generation or {}).get("others") or {}).get("questions")
     note += "." + (f" {others} other questions ask about annotated objects." if others else "")
     return note

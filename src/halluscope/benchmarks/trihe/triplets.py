@@ -27,6 +27,14 @@ Methods:
   is a test instrument for runs without an LLM, not an extractor for real answers; a sentence of
   another form is recorded as invalid.
 
+Stop rules (``trihe.extractor.stop_rule``, a generation param, so it keys the response cache;
+``llamacpp`` only, :mod:`halluscope.models.stop_rules`): ``json-value`` ends the reply as soon as
+it is one complete JSON value (either unit: what a schema-constrained model may still add is
+white space before the end of generation); ``triplet-list`` (``unit: answer``) ends the
+``triplets`` list at the first repeated triplet (fields compared lower case, spaces stripped)
+and closes it, and closes a reply cut by the token cap after its last complete triplet
+(:func:`triplet_list_cut`). ``none`` (the default) keeps the requests and replies as before.
+
 Records (one per answer): ``{"triplets": [[s, r, o], ...], "invalid": [{"unit", "raw",
 "reason"}], "n_units"}``. Requests go through :class:`~halluscope.models.cache.ResponseCache`
 with the template version ``<template_version>/<PROMPT_VERSION>``, one request per distinct unit.
@@ -42,10 +50,12 @@ from typing import Any
 
 from halluscope.models.base import Backend, Request
 from halluscope.models.cache import ResponseCache, is_success
+from halluscope.models.stop_rules import list_cut
 
 PROMPT_VERSION = "trihe-triplets-1"
 METHODS = ("llm", "rule")
 UNITS = ("sentence", "answer")
+STOP_RULES = ("none", "json-value", "triplet-list")
 
 SENTENCE_SYSTEM = (
     "Extract the (subject, relation, object) triplet that a sentence states. Answer only with "
@@ -199,6 +209,22 @@ def parse_reply(text: str, unit: str) -> tuple[list[list[str]], list[str]]:
     return triplets, reasons
 
 
+def _triplet_key(item: Any) -> str:
+    if isinstance(item, list) and all(isinstance(v, str) for v in item):
+        return json.dumps([v.strip().lower() for v in item])
+    return json.dumps(item)
+
+
+def triplet_list_cut(
+    text: str, final: bool = False, params: Mapping[str, Any] | None = None
+) -> str | None:
+    """The ``triplet-list`` stop rule: a ``{"triplets": [[s, r, o], ...]}`` reply closed
+    (``]}``) before its first triplet that repeats an earlier one (each field compared lower
+    case, surrounding spaces ignored); with ``final`` (the token cap) a list that never closed is
+    closed after its last complete triplet. ``None``: go on."""
+    return list_cut(text, final, _triplet_key, nested=True)
+
+
 def rule_triplet(sentence: str) -> list[str] | None:
     """The triplet of one sim-template sentence, or ``None`` for any other sentence."""
     match = _SIM_TEMPLATE.match(sentence.strip())
@@ -247,6 +273,11 @@ class TripletExtractor:
             raise ValueError(f"unknown extraction unit {unit!r}; valid: {', '.join(UNITS)}")
         if method == "llm" and (backend is None or cache is None):
             raise ValueError("the llm triplet extractor needs a backend and a ResponseCache")
+        rule = (gen_params or {}).get("stop_rule", "none")
+        if rule not in STOP_RULES:
+            raise ValueError(f"unknown triplet stop_rule {rule!r}; valid: {', '.join(STOP_RULES)}")
+        if rule == "triplet-list" and unit != "answer":
+            raise ValueError("stop_rule triplet-list reads a triplet list: it needs unit 'answer'")
         self.method = method
         self.backend = backend
         self.cache = cache
