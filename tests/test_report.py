@@ -302,3 +302,21 @@ def test_ksweep_frame_matches_caption_then_mean(score_files: tuple[Path, Path]) 
     expected_ood = caption_then_mean(kites, "sim_T")
     got = ood.set_index(["model", "embedder"])["value"].sort_index()
     pd.testing.assert_series_equal(got, expected_ood.sort_index(), check_names=False)
+
+
+def test_setting_note_names_the_extractor_speed_options_only_when_set() -> None:
+    """The object-list grammar and the stop rules change the LLM's replies (issue 13): the CAOS
+    setting note says when they were on, and says nothing new for the defaults (so the demo's
+    note is unchanged)."""
+    from halluscope.benchmarks.caos.report import setting_note
+
+    llm = {"model": "smollm2", "grammar": "schema", "stop_rule": "none"}
+    setting = {"profile": "p", "dataset": "d", "instructions": ["i01"], "models": {},
+               "embedders": {}, "extract": {"method": "rule+llm", "llm": llm},
+               "oracle": {"method": "annotations"}, "k": 3, "frequent": "coco"}  # fmt: skip
+    summary = pd.DataFrame({"instruction_id": [], "embedder": []})
+    plain = setting_note(setting, summary, simulated=False)
+    assert "grammar" not in plain and "stop rule" not in plain
+    fast = {**llm, "grammar": "object-list-greedy", "stop_rule": "object-list-vocab"}
+    note = setting_note({**setting, "extract": {"method": "rule+llm", "llm": fast}}, summary, False)
+    assert "(grammar \\texttt{object-list-greedy}, stop rule \\texttt{object-list-vocab})" in note

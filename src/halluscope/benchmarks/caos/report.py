@@ -314,6 +314,17 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
     text = f"Object extraction: {_tt(method)}"
     if llm:
         text += f" with extractor LLM {_tt(llm.get('model'))} (paper: LLaMA-2-7B, 5-shot)"
+        # the speed options change replies (issue 13), so a table says when they were on
+        options = [
+            f"{label} {_tt(llm[key])}"
+            for key, label, default in (
+                ("grammar", "grammar", "schema"),
+                ("stop_rule", "stop rule", "none"),
+            )
+            if llm.get(key, default) != default
+        ]
+        if options:
+            text += " (" + ", ".join(options) + ")"
     else:
         text += " without an LLM (paper: LLM-augmented, LLaMA-2-7B)"
     items.append(
