@@ -205,5 +205,5 @@ def trihe_demo_triplets(tmp: Path) -> tuple[dict, Path, Path, Path]:
     )
     trihe.answers(items, questions, settings, "none", answers)
     triplets = tmp / "triplets.jsonl"
-    trihe.triplets(answers, {"method": "rule", "unit": "sentence"}, tmp / "cache", triplets)
+    trihe.triplets(answers, trihe.TripletSettings("rule"), tmp / "cache", triplets)
     return params, items, answers, triplets

@@ -152,7 +152,7 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
         items,
         answers,
         triplets,
-        trihe.judge_settings(config),
+        trihe.JudgeSettings.from_mapping(trihe.judge_settings(config)),
         tmp_path / "cache",
         judgments,
         tmp_path / "scores.json",

@@ -99,8 +99,9 @@ def add_parser(subparsers: Any) -> None:
 def _generate(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope import stages
 
+    settings = stages.GeneratorSettings.from_mapping(args.generator)
     stats = stages.generate_shard(
-        args.items, args.generator, args.fallback, args.cache, args.shard, args.shards, args.out
+        args.items, settings, args.fallback, args.cache, args.shard, args.shards, args.out
     )
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -108,9 +109,8 @@ def _generate(args: argparse.Namespace) -> None:
 def _questions(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope import stages
 
-    stats = stages.questions(
-        args.items, args.shards, args.generator, args.out_questions, args.out_report
-    )
+    settings = stages.GeneratorSettings.from_mapping(args.generator)
+    stats = stages.questions(args.items, args.shards, settings, args.out_questions, args.out_report)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 

@@ -30,6 +30,7 @@ Every record keeps ``relevance`` (``null`` for other questions), ``question_type
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,32 @@ QUESTION_FIELDS = (
 
 
 # ------------------------------------------------------------------------------ configuration
+
+
+@dataclass(frozen=True)
+class GeneratorSettings:
+    """What the list-then-rewrite stages read from params (section ``nope``): the LLM (model id,
+    spec, generation params, batch size, template version, cache mode; from
+    :func:`halluscope.stages.answering.llm_settings`) and the generation's own settings."""
+
+    model_id: str
+    spec: Mapping[str, Any]
+    params: Mapping[str, Any]
+    batch_size: int
+    template_version: str
+    cache_mode: str
+    relevances: list[str]
+    n_objects: int
+    prompt: str
+    min_similarity: float
+    min_questions: int
+    seed: int
+    synonyms: bool
+
+    @classmethod
+    def from_mapping(cls, value: Mapping[str, Any]) -> GeneratorSettings:
+        """From :func:`generator_settings` (the JSON value the rules pass)."""
+        return cls(**value)
 
 
 def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,7 +217,7 @@ def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, A
 
 def generate_shard(
     items_path: Path,
-    settings: Mapping[str, Any],
+    settings: GeneratorSettings,
     fallback_path: Path | None,
     cache_dir: Path,
     shard: int,
@@ -213,24 +240,24 @@ def generate_shard(
     items = list(load_items(items_path).values())[shard::shards]
     prepared = []
     for item in items:
-        extra = synonyms_of(item.get("gt_objects") or []) if settings.get("synonyms") else []
+        extra = synonyms_of(item.get("gt_objects") or []) if settings.synonyms else []
         prepared.append({**item, "avoid": extra})
-    backend = make_backend(settings["spec"], model_name=settings["model_id"])
+    backend = make_backend(settings.spec, model_name=settings.model_id)
     result = generate_nope(
         prepared,
         backend,
-        ResponseCache(cache_dir, mode=settings["cache_mode"]),
-        relevances=settings["relevances"],
-        n_objects=settings["n_objects"],
-        seed=settings["seed"],
-        params=settings["params"],
-        template_version=f"{settings['template_version']}/{TEMPLATE_VERSION}",
+        ResponseCache(cache_dir, mode=settings.cache_mode),
+        relevances=settings.relevances,
+        n_objects=settings.n_objects,
+        seed=settings.seed,
+        params=settings.params,
+        template_version=f"{settings.template_version}/{TEMPLATE_VERSION}",
         nlp=load_nlp(),
-        min_similarity=settings["min_similarity"],
-        batch_size=settings["batch_size"],
-        prompt=settings["prompt"],
+        min_similarity=settings.min_similarity,
+        batch_size=settings.batch_size,
+        prompt=settings.prompt,
         fallback_objects=load_fallback(fallback_path),
-        min_questions=settings["min_questions"],
+        min_questions=settings.min_questions,
     )
     report = {
         "shard": shard,
@@ -258,7 +285,7 @@ def _merge_counts(total: dict[str, Any], part: Mapping[str, Any]) -> None:
 def questions(
     items_path: Path,
     shard_paths: Sequence[Path],
-    settings: Mapping[str, Any],
+    settings: GeneratorSettings,
     out_questions: Path,
     out_report: Path,
 ) -> dict[str, Any]:
@@ -266,7 +293,7 @@ def questions(
     benchmark questions and ``generation.json``; return the pooled counts."""
     items = list(load_items(items_path).values())
     order = {item["image_id"]: index for index, item in enumerate(items)}
-    relevance_order = {rel: index for index, rel in enumerate(settings["relevances"])}
+    relevance_order = {rel: index for index, rel in enumerate(settings.relevances)}
     stats: dict[str, Any] = {}
     objects: list[dict[str, Any]] = []
     candidates: list[dict[str, Any]] = []
@@ -297,7 +324,7 @@ def questions(
     }
     stats["negp_by_question_type"] = _counts(negp, "question_type")
     report = {
-        "extractor": {"model_id": settings["model_id"], "prompt": settings["prompt"]},
+        "extractor": {"model_id": settings.model_id, "prompt": settings.prompt},
         "stats": stats,
         "objects": objects,
         "candidates": candidates,

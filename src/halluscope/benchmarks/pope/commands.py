@@ -52,7 +52,8 @@ def add_parser(subparsers: Any) -> None:
 def _pope_questions(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.pope import stages
 
-    stages.questions(args.items, args.setting, args.n, args.seed, args.typo, args.out)
+    settings = stages.QuestionSettings(args.setting, args.n, args.seed, args.typo)
+    stages.questions(settings, args.items, args.out)
 
 
 def _pope_answers(args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ table, as the CAOS paper does.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,13 +18,28 @@ if TYPE_CHECKING:
     from halluscope.stages.answering import AnswerSettings
 
 
-def questions(items_path: Path, setting: str, n: int, seed: int, typo: bool, out: Path) -> None:
+@dataclass(frozen=True)
+class QuestionSettings:
+    """What one questions job reads from params (section ``pope``): the negative-sampling
+    setting (random, popular or adversarial), positives per image, the seed, and whether to
+    reproduce the first release's "imange" typo."""
+
+    setting: str
+    n: int
+    seed: int
+    typo: bool = False
+
+
+def questions(settings: QuestionSettings, items_path: Path, out: Path) -> None:
     """POPE questions for the dataset's images (images with fewer than n GT objects skipped)."""
     from halluscope.benchmarks.pope.metric import build_questions
 
     items = load_items(items_path)
     gt = {image_id: item.get("gt_objects", []) for image_id, item in items.items()}
-    write_jsonl(out, build_questions(gt, setting, n=n, seed=seed, typo=typo))
+    questions = build_questions(
+        gt, settings.setting, n=settings.n, seed=settings.seed, typo=settings.typo
+    )
+    write_jsonl(out, questions)
 
 
 def answers(

@@ -102,7 +102,8 @@ def _trihe_answers(args: argparse.Namespace) -> None:
 def _trihe_triplets(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
 
-    stats = trihe.triplets(args.answers, args.extractor, args.cache, args.out)
+    settings = trihe.TripletSettings.from_mapping(args.extractor)
+    stats = trihe.triplets(args.answers, settings, args.cache, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
@@ -113,7 +114,7 @@ def _trihe_judge(args: argparse.Namespace) -> None:
         args.items,
         args.answers,
         args.triplets,
-        args.judge,
+        trihe.JudgeSettings.from_mapping(args.judge),
         args.cache,
         args.out_judgments,
         args.out_scores,

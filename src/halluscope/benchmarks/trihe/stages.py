@@ -26,6 +26,7 @@ file counts it under ``injected`` so that tests and readers can compare measured
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,45 @@ ANSWER_PROMPT = (
 
 
 # ------------------------------------------------------------------------------ configuration
+
+
+@dataclass(frozen=True)
+class TripletSettings:
+    """What the triplet stage reads from params (``trihe.extractor``): the method (``llm`` or
+    the sim-template ``rule``), the unit (a sentence or a whole answer) and, for ``llm``, the
+    shared LLM settings (:func:`halluscope.stages.answering.llm_settings`)."""
+
+    method: str
+    unit: str = "sentence"
+    llm: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_mapping(cls, value: Mapping[str, Any]) -> TripletSettings:
+        """From :func:`extractor_settings` (the JSON value the rule passes)."""
+        return cls(value["method"], value.get("unit", "sentence"), value.get("llm"))
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What the judge stage reads from params (``trihe.judges``, ``trihe.judge``,
+    ``trihe.unattributed``): the judges, the sentence encoder and thresholds, and the NLI model
+    and LLM settings of the judges that need them."""
+
+    judges: list[str]
+    encoder: str
+    keep_threshold: float
+    top_k: int
+    threshold: float
+    slot_threshold: float
+    object_threshold: float
+    unattributed: str
+    nli_model: str | None = None
+    llm: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_mapping(cls, value: Mapping[str, Any]) -> JudgeSettings:
+        """From :func:`judge_settings` (the JSON value the rule passes)."""
+        return cls(**value)
 
 
 def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -240,17 +280,19 @@ def answers(
 # ----------------------------------------------------------------------------------- triplets
 
 
-def triplets(answers_path: Path, settings: Mapping[str, Any], cache_dir: Path, out: Path) -> dict:
+def triplets(answers_path: Path, settings: TripletSettings, cache_dir: Path, out: Path) -> dict:
     """Triplets of every answer (LLM or the sim-template rule); returns the extraction counts."""
     from halluscope.benchmarks.trihe.triplets import TripletExtractor
 
-    method = settings["method"]
-    kwargs: dict[str, Any] = {"unit": settings.get("unit", "sentence")}
+    method = settings.method
+    kwargs: dict[str, Any] = {"unit": settings.unit}
     if method == "llm":
         from halluscope.models.base import make_backend
         from halluscope.models.cache import ResponseCache
 
-        llm = settings["llm"]
+        llm = settings.llm
+        if llm is None:
+            raise ValueError("trihe.extractor: the llm method needs the extractor LLM settings")
         kwargs.update(
             backend=make_backend(llm["spec"], model_name=llm["model_id"]),
             cache=ResponseCache(cache_dir, mode=llm["cache_mode"]),
@@ -282,7 +324,7 @@ def _vocabulary(item: Mapping[str, Any]) -> list[str]:
 
 
 def _llm_judge(
-    settings: Mapping[str, Any],
+    settings: JudgeSettings,
     cache_dir: Path,
     cases: Sequence[tuple[list, list[str], list[str]]],
 ) -> list[tuple[str, str | None]]:
@@ -295,7 +337,9 @@ def _llm_judge(
     from halluscope.models.base import Request, make_backend
     from halluscope.stages.answering import resolve
 
-    llm = settings["llm"]
+    llm = settings.llm
+    if llm is None:
+        raise ValueError("trihe.judges has 'llm' but trihe.judge.llm is unset")
     rule = llm.get("reply_rule", "released")
     backend = make_backend(llm["spec"], model_name=llm["model_id"])
     params = dict(llm["params"])
@@ -330,7 +374,7 @@ def judge(
     items_path: Path,
     answers_path: Path,
     triplets_path: Path,
-    settings: Mapping[str, Any],
+    settings: JudgeSettings,
     cache_dir: Path,
     out_judgments: Path,
     out_scores: Path,
@@ -346,7 +390,7 @@ def judge(
         load_sentence_model,
     )
 
-    judges = list(settings["judges"])
+    judges = list(settings.judges)
     unknown = [j for j in judges if j not in JUDGES]
     if unknown or not judges:
         raise InputError(f"unknown Tri-HE judge(s) {unknown}; valid: {', '.join(JUDGES)}")
@@ -354,22 +398,22 @@ def judge(
     rows = read_jsonl(triplets_path)
     encoder = None
     if {"slots", "similarity", "nli"} & set(judges):
-        encoder = CachedEncoder(load_sentence_model(settings["encoder"]))
+        encoder = CachedEncoder(load_sentence_model(settings.encoder))
     judge_objects: dict[str, Any] = {}
     if "slots" in judges:
-        threshold = settings["slot_threshold"]
+        threshold = settings.slot_threshold
         judge_objects["slots"] = SlotSimilarityJudge(encoder, threshold=threshold)
     if "similarity" in judges or "nli" in judges:
         judge_objects["similarity"] = SimilarityJudge(
             encoder,
-            keep_threshold=settings["keep_threshold"],
-            top_k=settings["top_k"],
-            threshold=settings["threshold"],
+            keep_threshold=settings.keep_threshold,
+            top_k=settings.top_k,
+            threshold=settings.threshold,
         )
     if "nli" in judges:
         judge_objects["nli"] = NLIJudge(
-            settings["nli_model"],
-            threshold=settings["threshold"],
+            settings.nli_model,
+            threshold=settings.threshold,
             retriever=judge_objects["similarity"],
         )
     cases = [
@@ -394,7 +438,7 @@ def judge(
             verdicts = judge_objects[name].judge(claims, references)
             judgments = [v.judgment for v in verdicts]
             errors = m.object_attribution(
-                claims, judgments, vocabulary, encoder, settings["object_threshold"]
+                claims, judgments, vocabulary, encoder, settings.object_threshold
             )
             out[name] = {
                 "judgments": judgments,
@@ -438,7 +482,7 @@ def judge(
             )
             for r in records
         ]
-        rates[name] = m.hallucination_rates(questions_j, unattributed=settings["unattributed"])
+        rates[name] = m.hallucination_rates(questions_j, unattributed=settings.unattributed)
     answers_rows = read_jsonl(answers_path)
     scores = {
         "model": answers_rows[0]["model"] if answers_rows else None,
