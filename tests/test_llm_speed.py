@@ -118,6 +118,49 @@ def test_greedy_constraint_gives_the_gbnf_replies(smollm2) -> None:
     assert all(r.meta["finish_reason"] in ("stop", "length") for r in greedy)
 
 
+def test_greedy_grammar_gives_the_grammar_sampler_replies(monkeypatch) -> None:
+    """``greedy_grammar`` (the best token checked first, the vocabulary scanned only when it is
+    rejected) = llama.cpp's grammar sampler over the whole vocabulary, for a JSON schema, a
+    per-sentence Tri-HE span schema and a GBNF grammar; both branches of the check are taken."""
+    pytest.importorskip("llama_cpp")
+    from halluscope.benchmarks.trihe.triplets import sentence_schema
+
+    made: list[llamacpp.GreedyGrammar] = []
+
+    class Recording(llamacpp.GreedyGrammar):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(llamacpp, "GreedyGrammar", Recording)
+    spec = {"backend": "llamacpp", "model": "smollm2"}
+    full = llamacpp.from_spec({**spec, "greedy_grammar": False}, "smollm2")
+    greedy = llamacpp.from_spec(spec, "smollm2")
+    params = {"max_new_tokens": 40, "temperature": 0.0, "seed": 0}
+    sentence = "A brown dog sits on a red sofa next to the window."
+    chat = ({"role": "user", "content": f"Give subject, relation and object of: {sentence}"},)
+    requests = [
+        extraction_request("A man riding a wave on a surfboard near seagulls.", params, True),
+        extraction_request("Giraffes by a fence, trees, trees and trees.", params, True),
+        extraction_request("A cat on a laptop keyboard.", params, True, "object-list"),
+        Request(
+            "t",
+            messages=chat,
+            params={**params, "json_schema": sentence_schema(sentence)},
+            task="chat",
+        ),
+    ]
+    want = full.generate(requests)
+    assert not made  # the baseline never builds the processor
+    got = greedy.generate(requests)
+    assert [(r.text, r.meta["finish_reason"]) for r in got] == [
+        (r.text, r.meta["finish_reason"]) for r in want
+    ]
+    assert all(not r.meta.get("error") for r in got) and len(made) == len(requests)
+    assert sum(g.full_scans for g in made) > 0  # the fallback branch ran
+    assert sum(g.full_scans for g in made) < sum(g._accepted for g in made)  # and the fast one
+
+
 def test_q8_0_is_derived_once_checksummed_and_rederived_when_mismatched(tmp_path) -> None:
     pytest.importorskip("llama_cpp")
     source = llamacpp.bundled_model_path("smollm2")
@@ -140,10 +183,10 @@ def test_requests_without_new_params_keep_their_cache_key() -> None:
     from halluscope.stages.answering import llm_settings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    settings = llm_settings(config, config["extract"]["llm"], "extract.llm")
+    # the extractor's settings before issue 13 (the demo now sets the speed options)
+    block = {**config["extract"]["llm"], "grammar": "schema", "stop_rule": "none"}
+    settings = llm_settings(config, block, "extract.llm")
     assert "grammar" not in settings and "stop_rule" not in settings["params"]
-    spec = config["models"][settings["model_id"]]
-    assert spec.get("weights", "shipped") == "shipped"
     identity = {
         "backend": "llamacpp",
         "name": "smollm2",
