@@ -88,7 +88,7 @@ def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> 
     jobs = planned_jobs(root, "results/tables/", "all")
     assert jobs, "changing caos.k must rerun something"
     assert not {"data_items", "generate", "extract", "oracle", "embed"} & set(jobs), jobs
-    assert jobs["score"] == 3 * 14 * 2
+    assert jobs["score"] == 3 * 2  # one job per model x embedder scores all 14 instructions
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:
@@ -102,7 +102,8 @@ def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path)
     jobs = planned_jobs(root, "results/tables/", "all")
     n_models = 3
     assert jobs["generate"] == n_models and jobs["extract"] == n_models
-    assert jobs["score"] == n_models * 2  # two embedders; the other 84 score jobs are kept
+    # a score job covers every instruction of a model x embedder: all 3 x 2 rescore (seconds)
+    assert jobs["score"] == n_models * 2
     assert "data_items" not in jobs
 
 
@@ -134,7 +135,7 @@ def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
     path = root / module
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     jobs = planned_jobs(root, "results/tables/", "all")
-    assert jobs["score"] == 3 * 14 * 2 and jobs["summarize"] == 1, jobs
+    assert jobs["score"] == 3 * 2 and jobs["summarize"] == 1, jobs
     upstream = {"data_items", "generate", "extract", "oracle", "embed"}
     assert not upstream & set(jobs), jobs
     assert not {j for j in jobs if j.startswith(("trihe_", "nope_", "pope_", "phd_"))}, jobs
@@ -152,3 +153,29 @@ def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) ->
     proc = run(["dvc", "repro"], root)
     assert "Running stage" not in proc.stdout, proc.stdout
     assert "up to date" in proc.stdout.lower()
+
+
+def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp_path) -> None:
+    """Rule score runs every instruction of a model x embedder in one process; scoring one
+    instruction alone gives the same bytes, and unpaired flags are refused by name."""
+    base = ["halluscope", "stage", "score", "--items", "results/data/demo/items.jsonl",
+            "--vectors", "results/embeddings/demo/minilm.npz", "--k", "3", "--k-max", "10",
+            "--frequent", '"coco"', "--model-id", "sim-verbose",
+            "--embedder-id", "minilm"]  # fmt: skip
+    for instruction in ("i02", "i09"):
+        run([*base, "--instruction-id", instruction,
+             "--objects", f"results/objects/demo/sim-verbose/{instruction}.jsonl",
+             "--oracle", f"results/oracle/demo/sim-verbose/{instruction}.jsonl",
+             "--out-captions", str(tmp_path / f"{instruction}.captions.csv"),
+             "--out-objects", str(tmp_path / f"{instruction}.objects.csv")], project)  # fmt: skip
+        for kind in ("captions", "objects"):
+            built = project / f"results/scores/demo/minilm/sim-verbose/{instruction}.{kind}.csv"
+            assert (tmp_path / f"{instruction}.{kind}.csv").read_bytes() == built.read_bytes()
+    unpaired = run([*base, "--instruction-id", "i02", "i09",
+                    "--objects", "results/objects/demo/sim-verbose/i02.jsonl",
+                    "--oracle", "results/oracle/demo/sim-verbose/i02.jsonl",
+                    "--out-captions", str(tmp_path / "x.csv"),
+                    "--out-objects", str(tmp_path / "y.csv")], project, check=False)  # fmt: skip
+    assert unpaired.returncode != 0
+    assert "--instruction-id: 2, --objects: 1" in unpaired.stderr, unpaired.stderr
+    assert not (tmp_path / "x.csv").exists()

@@ -90,7 +90,7 @@ def test_push_clone_pull_repro_reruns_nothing(clone_a: Path, tmp_path: Path) -> 
 
 def test_dvc_exp_run_reruns_only_affected_stages(clone_a: Path) -> None:
     """`tables.decimals` is a params key of the tables stage only: DVC reruns that stage and no
-    other (caos.k would rerun score, figures and tables the same way, with 84 score jobs)."""
+    other (caos.k would rerun score, figures and tables the same way, with its 6 score jobs)."""
     proc = run(["dvc", "exp", "run", "-S", "tables.decimals=3", "-n", "d3"], clone_a)
     ran = {line.split("'")[1] for line in proc.stdout.splitlines() if "Running stage" in line}
     assert ran == {"tables"}, proc.stdout

@@ -19,6 +19,7 @@ S = {"required": True}
 J = {"type": json.loads, "required": True}
 I = {"type": int, "required": True}  # noqa: E741
 FILES = {"type": Path, "nargs": "+"}
+PATHS = {"type": Path, "nargs": "+", "required": True}  # one per entry of a multi-entry job
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
@@ -46,6 +47,17 @@ def add(
     for flag, kwargs in args:
         parser.add_argument(flag, **kwargs)
     parser.set_defaults(func=func)
+
+
+def paired(command: str, **columns: Sequence[Any]) -> list[tuple]:
+    """The entries of a job that handles several of a rule's former jobs in one process: the
+    values of ``columns`` (flag name -> its values) position by position. Different counts are
+    a usage error naming every flag and its count (a rule or a hand-written call lost a path)."""
+    counts = {name: len(values) for name, values in columns.items()}
+    if len(set(counts.values())) > 1:
+        listed = ", ".join(f"--{name.replace('_', '-')}: {n}" for name, n in counts.items())
+        raise SystemExit(f"{command}: these flags take one value per entry, in order; got {listed}")
+    return list(zip(*columns.values(), strict=True))
 
 
 def answer_settings(args: argparse.Namespace) -> Any:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.caos import check
-from halluscope.commands._args import FILES, I, J, P, S, add
+from halluscope.commands._args import FILES, PATHS, I, J, P, S, add, paired
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,20 +22,21 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-score",
-        "score stage",
+        "CAOS and CHAIR-style counts of one model x embedder: one or more instructions, each "
+        "--objects/--oracle/--instruction-id/--out-captions/--out-objects at the same position",
         _score,
-        ("--objects", P),
-        ("--oracle", P),
+        ("--objects", PATHS),
+        ("--oracle", PATHS),
         ("--items", P),
         ("--vectors", P),
         ("--k", I),
         ("--k-max", I),
         ("--frequent", J),
         ("--model-id", S),
-        ("--instruction-id", S),
+        ("--instruction-id", {"required": True, "nargs": "+"}),
         ("--embedder-id", S),
-        ("--out-captions", P),
-        ("--out-objects", P),
+        ("--out-captions", PATHS),
+        ("--out-objects", PATHS),
     )
     add(
         subparsers,
@@ -51,9 +52,9 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-figure",
-        "one CAOS figure",
+        "CAOS figures (each --figure NAME drawn to the --out-stem at the same position)",
         _figure,
-        ("--figure", S),
+        ("--figure", {"required": True, "nargs": "+"}),
         ("--summary", P),
         ("--objects", P),
         ("--dpi", I),
@@ -62,7 +63,7 @@ def add_parser(subparsers: Any) -> None:
         ("--k", I),
         ("--table1", J),
         ("--embedders", J),
-        ("--out-stem", P),
+        ("--out-stem", PATHS),
     )
     add(
         subparsers,
@@ -121,12 +122,25 @@ def add_parser(subparsers: Any) -> None:
 def _score(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos import score
 
-    score.run(
+    columns = paired(
+        "stage score",
+        instruction_id=args.instruction_id,
+        objects=args.objects,
+        oracle=args.oracle,
+        out_captions=args.out_captions,
+        out_objects=args.out_objects,
+    )
+    score.run_many(
         score.ScoreSettings(args.k, args.k_max, args.frequent),
-        score.ScoreJob(args.model_id, args.instruction_id, args.embedder_id),
-        score.ScoreInputs(args.objects, args.oracle, args.items, args.vectors),
-        args.out_captions,
-        args.out_objects,
+        [
+            (
+                score.ScoreJob(args.model_id, instruction, args.embedder_id),
+                score.ScoreInputs(objects, oracle, args.items, args.vectors),
+                out_captions,
+                out_objects,
+            )
+            for instruction, objects, oracle, out_captions, out_objects in columns
+        ],
     )
 
 
@@ -143,7 +157,8 @@ def _figure(args: argparse.Namespace) -> None:
     settings = report.FigureSettings(
         args.dpi, args.exclude_top, args.frequent, args.k, args.table1, args.embedders
     )
-    report.figure(args.figure, settings, args.summary, args.objects, args.out_stem)
+    for name, stem in paired("stage figure", figure=args.figure, out_stem=args.out_stem):
+        report.figure(name, settings, args.summary, args.objects, stem)
 
 
 def _tables(args: argparse.Namespace) -> None:

@@ -1,4 +1,5 @@
-"""Score stage: CAOS and CHAIR-style counts for one model x instruction x embedder.
+"""Score stage: CAOS and CHAIR-style counts per model x instruction x embedder (a job scores
+every instruction of one model x embedder, loading the vectors once).
 
 Counts are of the caption's *distinct* objects (L of Algorithm 1), except the ``*_mentions``
 columns, which count every mention (CHAIR_I is a mention-level rate in the reference CHAIR).
@@ -109,15 +110,43 @@ def run(
     out_captions: Path,
     out_objects: Path,
 ) -> None:
+    """Score one model x instruction x embedder (:func:`run_many` with one entry)."""
+    run_many(settings, [(job, inputs, out_captions, out_objects)])
+
+
+def run_many(settings: ScoreSettings, jobs: list[tuple[ScoreJob, ScoreInputs, Path, Path]]) -> None:
+    """Score several ``(job, inputs, out_captions, out_objects)`` in one process, loading the
+    items and vectors once per distinct pair of files: scoring one caption file takes a few
+    hundredths of a second, starting a process and loading the vectors most of a score job.
+    Each file's rows are those :func:`run` writes for it alone."""
     from halluscope.embeddings import load_vectors
 
-    items = load_items(inputs.items)
+    loaded: dict[tuple[Path, Path], tuple[dict, CAOSScorer]] = {}
+    for job, inputs, out_captions, out_objects in jobs:
+        key = (inputs.items, inputs.vectors)
+        if key not in loaded:
+            words, matrix = load_vectors(inputs.vectors)
+            scorer = CAOSScorer(
+                VectorTable(words, matrix),
+                frequent_objects(settings.frequent),
+                k=settings.k,
+                k_max=settings.k_max,
+            )
+            loaded[key] = (load_items(inputs.items), scorer)
+        items, scorer = loaded[key]
+        _score_file(scorer, settings.k_max, job, inputs, items, out_captions, out_objects)
+
+
+def _score_file(
+    scorer: CAOSScorer,
+    k_max: int,
+    job: ScoreJob,
+    inputs: ScoreInputs,
+    items: dict,
+    out_captions: Path,
+    out_objects: Path,
+) -> None:
     decisions = load_decisions(inputs.oracle)
-    words, matrix = load_vectors(inputs.vectors)
-    k_max = settings.k_max
-    scorer = CAOSScorer(
-        VectorTable(words, matrix), frequent_objects(settings.frequent), k=settings.k, k_max=k_max
-    )
     caption_rows, object_rows = [], []
     for rec in read_jsonl(inputs.objects):
         image_id = rec["image_id"]
