@@ -14,11 +14,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from halluscope.io import InputError
+
 P = {"type": Path, "required": True}
 S = {"required": True}
 J = {"type": json.loads, "required": True}
 I = {"type": int, "required": True}  # noqa: E741
 FILES = {"type": Path, "nargs": "+"}
+PATHS = {"type": Path, "nargs": "+", "required": True}
+"""One path or more per flag, paired by position with the command's other PATHS flags
+(:func:`paired`): one job runs a stage for every model, in one process."""
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
@@ -63,6 +68,22 @@ def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
     """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
     questions file (``--questions`` or ``--prompts``) and the :func:`answer_settings`."""
     return args.items, questions, answer_settings(args)
+
+
+def paired(args: argparse.Namespace, *flags: str) -> list[tuple[Path, ...]]:
+    """The paths of the PATHS ``flags`` zipped by position (one tuple per model).
+
+    Why: a multi-model stage job loads its heavy model once and runs the stage for every model;
+    the i-th path of each flag belongs to the i-th model, so the counts must agree.
+    """
+    lists = [getattr(args, flag.lstrip("-").replace("-", "_")) for flag in flags]
+    if len({len(paths) for paths in lists}) > 1:
+        counts = ", ".join(f"{flag} {len(paths)}" for flag, paths in zip(flags, lists, strict=True))
+        raise InputError(
+            f"{', '.join(flags)} take as many paths each, paired by position (one per model); "
+            f"got {counts}"
+        )
+    return list(zip(*lists, strict=True))
 
 
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:
