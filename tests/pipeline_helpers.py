@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from halluscope.models.base import Backend
+    from halluscope.stages.answering import AnswerSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = [
@@ -178,32 +179,83 @@ def planned_jobs(cwd: Path, *targets: str) -> dict[str, int]:
     return jobs
 
 
-def trihe_demo_triplets(tmp: Path) -> tuple[dict, Path, Path, Path]:
-    """Six demo Tri-HE questions answered by a simulated LVLM (sim-frequent) and their triplets
-    (rule extractor): ``(params, items, answers, triplets)`` for the judge tests."""
+def demo_items_file(tmp: Path) -> tuple[dict, Path]:
+    """params.yaml and the demo items built by the data stage into ``tmp/items.jsonl``."""
     import yaml
 
-    from halluscope.benchmarks.trihe import stages as trihe
-    from halluscope.io import read_jsonl, write_jsonl
     from halluscope.stages import data
-    from halluscope.stages.answering import AnswerSettings
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     items = tmp / "items.jsonl"
     data.run(data.DataSettings("demo", ROOT / params["data"]["annotations"]), items, tmp / "images")
+    return params, items
+
+
+def sim_answers(model: str, cache: Path) -> AnswerSettings:
+    """The answering settings of simulated LVLM ``model`` (a sim profile name), cache ``cache``."""
+    from halluscope.stages.answering import AnswerSettings
+
+    return AnswerSettings(
+        model,
+        {"backend": "sim", "profile": model},
+        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
+        "v1",
+        cache,
+        "live",
+    )
+
+
+def trihe_demo_triplets(
+    tmp: Path, models: Sequence[str] = ("sim-frequent",)
+) -> tuple[dict, Path, list[Path], list[Path]]:
+    """Six demo Tri-HE questions answered by simulated LVLMs and their triplets (rule extractor):
+    ``(params, items, answers, triplets)`` for the judge tests, one answers and one triplets file
+    per model of ``models`` (``tmp/<model>/``)."""
+    from halluscope.benchmarks.trihe import stages as trihe
+    from halluscope.io import read_jsonl, write_jsonl
+
+    params, items = demo_items_file(tmp)
     questions = tmp / "questions.jsonl"
     trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
     write_jsonl(questions, read_jsonl(questions)[:6])
-    answers = tmp / "answers.jsonl"
-    settings = AnswerSettings(
-        "sim-frequent",
-        {"backend": "sim", "profile": "sim-frequent"},
-        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
-        "v1",
-        tmp / "cache",
-        "live",
-    )
-    trihe.answers(items, questions, settings, "none", answers)
-    triplets = tmp / "triplets.jsonl"
-    trihe.triplets(answers, trihe.TripletSettings("rule"), tmp / "cache", triplets)
+    answers, triplets = [], []
+    for model in models:
+        answers.append(tmp / model / "answers.jsonl")
+        trihe.answers(items, questions, sim_answers(model, tmp / "cache"), "none", answers[-1])
+        triplets.append(tmp / model / "triplets.jsonl")
+        trihe.triplets(answers[-1], trihe.TripletSettings("rule"), tmp / "cache", triplets[-1])
     return params, items, answers, triplets
+
+
+def nope_demo_answers(tmp: Path, models: Sequence[str]) -> list[Path]:
+    """Demo NOPE answer files, one per simulated LVLM in ``models`` (``tmp/<model>/``): the other
+    questions of the annotated relations and, per image and relevance, a Table 6 NegP question
+    about the first fallback object (demo-like, without the LLM)."""
+    from halluscope.benchmarks.nope import stages
+    from halluscope.benchmarks.nope.generate import fallback_candidates
+    from halluscope.benchmarks.nope.templates import choose_template
+    from halluscope.io import write_jsonl
+    from halluscope.stages.data import load_items
+
+    params, items = demo_items_file(tmp)
+    demo = load_items(items)
+    fallback = stages.load_fallback(ROOT / params["nope"]["fallback_objects"])
+    negp = []
+    for image_id in demo:
+        for relevance in params["nope"]["relevances"]:
+            obj = fallback_candidates(fallback, relevance, image_id)[0]
+            choice = choose_template(obj, image_id, relevance)
+            negp.append({
+                "question_id": f"{image_id}/{relevance}/f0", "image_id": image_id,
+                "question": choice.reference_question, "reference": choice.reference,
+                "acceptable_answers": list(choice.acceptable_answers), "is_negp": True,
+                "question_type": choice.question_type, "relevance": relevance,
+                "source": "fallback", "object": obj, "template_id": choice.template_id,
+            })  # fmt: skip
+    questions = tmp / "questions.jsonl"
+    write_jsonl(questions, negp + stages.annotation_questions(list(demo.values())))
+    out = []
+    for model in models:
+        out.append(tmp / model / "answers.jsonl")
+        stages.answers(items, questions, sim_answers(model, tmp / "cache"), out[-1])
+    return out

@@ -284,6 +284,40 @@ def test_nope_command(tmp_path, capsys):
     assert f"{answers}:1: malformed JSON" in capsys.readouterr().err
 
 
+def test_score_stage_pairs_several_models(tmp_path, capsys):
+    """``halluscope stage nope-score`` with two models' answers (the DAG's one score job per
+    dataset, one METEOR process) writes the same bytes as one call per model (each with its own
+    METEOR process); path counts that differ are an error naming the flags."""
+    from pipeline_helpers import nope_demo_answers
+
+    assert shutil.which("java"), "METEOR tests need Java on PATH (CI installs openjdk)"
+    models = ("sim-precise", "sim-frequent")
+    answers = nope_demo_answers(tmp_path, models)
+
+    def stage(inputs: Sequence[Path], outs: Sequence[Path]) -> int:
+        return main(["stage", "nope-score", "--answers", *map(str, inputs), "--meteor", "true",
+                     "--out", *map(str, outs)])  # fmt: skip
+
+    together = [tmp_path / f"together/{m}.json" for m in models]
+    alone = [tmp_path / f"alone/{m}.json" for m in models]
+    assert stage(answers, together) == 0
+    for one, out in zip(answers, alone, strict=True):  # one path per flag still works
+        assert stage([one], [out]) == 0
+    for got, expected in zip(together, alone, strict=True):
+        assert got.read_bytes() == expected.read_bytes()
+    reports = [json.loads(path.read_text()) for path in alone]
+    assert [r["model"] for r in reports] == list(models)
+    assert all(0 < r["overall"]["meteor"] <= 1 for r in reports)
+    assert reports[0]["answers"] != reports[1]["answers"]  # two models, not one file twice
+
+    assert stage(answers, [tmp_path / "bad.json"]) == 2
+    assert (
+        "--answers, --out take as many paths each, paired by position (one per model); "
+        "got --answers 2, --out 1"
+    ) in capsys.readouterr().err
+    assert not (tmp_path / "bad.json").exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # Generation: prompts, parsers, validation, drift
 # ---------------------------------------------------------------------------------------------

@@ -498,7 +498,7 @@ def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
     from halluscope.io import read_jsonl
 
-    params, items, answers, triplets = trihe_demo_triplets(tmp_path)
+    params, items, (answers,), (triplets,) = trihe_demo_triplets(tmp_path)
     config = {
         **params,
         "trihe": {

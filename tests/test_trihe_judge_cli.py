@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,7 +146,7 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
     from halluscope.io import read_jsonl
 
-    params, items, answers, triplets = trihe_demo_triplets(tmp_path)
+    params, items, (answers,), (triplets,) = trihe_demo_triplets(tmp_path)
     config = {**params, "trihe": {**params["trihe"], "judges": ["slots", "similarity"]}}
     judgments = tmp_path / "judgments.jsonl"
     scores = trihe.judge(
@@ -168,3 +169,48 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
         assert got["hallu_q"] == pytest.approx(expected["hallu_q"])
         assert got["hallu_i"] == pytest.approx(expected["hallu_i"])
         assert got == json.loads((tmp_path / "scores.json").read_text())["judges"][judge]
+
+
+def test_judge_stage_pairs_several_models(tmp_path: Path, capsys) -> None:
+    """``halluscope stage trihe-judge`` with two models' paths (the DAG's one judge job per
+    dataset, one encoder load) writes the same bytes as one process per model did; path counts
+    that differ are an error naming the flags, and nothing is written."""
+    from pipeline_helpers import run, trihe_demo_triplets
+
+    from halluscope.benchmarks.trihe import stages as trihe
+
+    models = ("sim-precise", "sim-frequent")
+    params, items, answers, triplets = trihe_demo_triplets(tmp_path, models)
+    judge = json.dumps(trihe.judge_settings(params))
+
+    def argv(indexes: list[int], out: Path) -> list[str]:
+        return [
+            "stage", "trihe-judge", "--items", str(items),
+            "--answers", *(str(answers[i]) for i in indexes),
+            "--triplets", *(str(triplets[i]) for i in indexes),
+            "--judge", judge, "--cache", str(tmp_path / "cache"),
+            "--out-judgments", *(str(out / f"{models[i]}.judgments.jsonl") for i in indexes),
+            "--out-scores", *(str(out / f"{models[i]}.scores.json") for i in indexes),
+        ]  # fmt: skip
+
+    assert main(argv([0, 1], tmp_path / "together")) == 0
+    for index in (0, 1):  # one path per flag, each in its own process (the former jobs)
+        run([sys.executable, "-m", "halluscope.cli", *argv([index], tmp_path / "alone")], ROOT)
+    together, alone = tmp_path / "together", tmp_path / "alone"
+    files = sorted(p.name for p in alone.iterdir())
+    assert files == sorted(f"{m}.{f}" for m in models for f in ("judgments.jsonl", "scores.json"))
+    for name in files:
+        assert (together / name).read_bytes() == (alone / name).read_bytes(), name
+    scores = [json.loads((tmp_path / f"alone/{m}.scores.json").read_text()) for m in models]
+    assert [s["model"] for s in scores] == list(models)
+    assert scores[0]["judges"] != scores[1]["judges"]  # two models, not one file twice
+
+    bad = argv([0, 1], tmp_path / "bad")
+    del bad[bad.index("--triplets") + 2]
+    assert main(bad) == 2
+    assert (
+        "--answers, --triplets, --out-judgments, --out-scores take as many paths each, paired by "
+        "position (one per model); got --answers 2, --triplets 1, --out-judgments 2, "
+        "--out-scores 2"
+    ) in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

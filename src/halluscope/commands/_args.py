@@ -14,12 +14,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from halluscope.io import InputError
+
 P = {"type": Path, "required": True}
 S = {"required": True}
 J = {"type": json.loads, "required": True}
 I = {"type": int, "required": True}  # noqa: E741
 FILES = {"type": Path, "nargs": "+"}
-PATHS = {"type": Path, "nargs": "+", "required": True}  # one per entry of a multi-entry job
+PATHS = {"type": Path, "nargs": "+", "required": True}
+"""One path or more per flag, paired by position with the command's other PATHS flags
+(:func:`paired`): one job runs a stage for every model (or instruction, figure), in one process."""
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
@@ -49,17 +53,6 @@ def add(
     parser.set_defaults(func=func)
 
 
-def paired(command: str, **columns: Sequence[Any]) -> list[tuple]:
-    """The entries of a job that handles several of a rule's former jobs in one process: the
-    values of ``columns`` (flag name -> its values) position by position. Different counts are
-    a usage error naming every flag and its count (a rule or a hand-written call lost a path)."""
-    counts = {name: len(values) for name, values in columns.items()}
-    if len(set(counts.values())) > 1:
-        listed = ", ".join(f"--{name.replace('_', '-')}: {n}" for name, n in counts.items())
-        raise SystemExit(f"{command}: these flags take one value per entry, in order; got {listed}")
-    return list(zip(*columns.values(), strict=True))
-
-
 def answer_settings(args: argparse.Namespace) -> Any:
     """The typed :class:`~halluscope.stages.answering.AnswerSettings` (model, generation params,
     response cache) built from the shared flags of the model-calling stages."""
@@ -75,6 +68,22 @@ def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
     """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
     questions file (``--questions`` or ``--prompts``) and the :func:`answer_settings`."""
     return args.items, questions, answer_settings(args)
+
+
+def paired(args: argparse.Namespace, *flags: str) -> list[tuple[Any, ...]]:
+    """The values of the multi-value ``flags`` zipped by position (one tuple per entry).
+
+    Why: a job that runs a stage for several models (instructions, figures) loads its heavy
+    parts once; the i-th value of each flag belongs to the i-th entry, so the counts must agree.
+    """
+    lists = [getattr(args, flag.lstrip("-").replace("-", "_")) for flag in flags]
+    if len({len(paths) for paths in lists}) > 1:
+        counts = ", ".join(f"{flag} {len(paths)}" for flag, paths in zip(flags, lists, strict=True))
+        raise InputError(
+            f"{', '.join(flags)} take as many values each, paired by position (one per entry); "
+            f"got {counts}"
+        )
+    return list(zip(*lists, strict=True))
 
 
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:

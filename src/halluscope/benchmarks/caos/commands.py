@@ -123,12 +123,7 @@ def _score(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos import score
 
     columns = paired(
-        "stage score",
-        instruction_id=args.instruction_id,
-        objects=args.objects,
-        oracle=args.oracle,
-        out_captions=args.out_captions,
-        out_objects=args.out_objects,
+        args, "--instruction-id", "--objects", "--oracle", "--out-captions", "--out-objects"
     )
     score.run_many(
         score.ScoreSettings(args.k, args.k_max, args.frequent),
@@ -157,7 +152,7 @@ def _figure(args: argparse.Namespace) -> None:
     settings = report.FigureSettings(
         args.dpi, args.exclude_top, args.frequent, args.k, args.table1, args.embedders
     )
-    for name, stem in paired("stage figure", figure=args.figure, out_stem=args.out_stem):
+    for name, stem in paired(args, "--figure", "--out-stem"):
         report.figure(name, settings, args.summary, args.objects, stem)
 
 

@@ -10,13 +10,14 @@ imports happen inside the handlers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.nope import check
-from halluscope.commands._args import ANSWER_ARGS, FILES, I, J, P, add, answer_inputs
+from halluscope.commands._args import ANSWER_ARGS, FILES, PATHS, I, J, P, add, answer_inputs, paired
 
 
 def add_parser(subparsers: Any) -> None:
@@ -57,11 +58,11 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-nope-score",
-        "NOPE accuracy, METEOR and NegP accuracy of one model",
+        "NOPE accuracy, METEOR and NegP accuracy of one model or more (paths paired by position)",
         _score,
-        ("--answers", P),
+        ("--answers", PATHS),
         ("--meteor", J),
-        ("--out", P),
+        ("--out", PATHS),
     )
     add(
         subparsers,
@@ -121,11 +122,16 @@ def _answers(args: argparse.Namespace) -> None:
 
 
 def _score(args: argparse.Namespace) -> None:
+    """Each model's answers scored in turn by one METEOR process (its JVM starts once)."""
     from halluscope.benchmarks.nope import stages
+    from halluscope.benchmarks.nope.metric import MeteorScorer
 
-    report = stages.score(args.answers, bool(args.meteor), args.out)
-    summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
-    print(json.dumps(summary, sort_keys=True), file=sys.stderr)
+    models = paired(args, "--answers", "--out")
+    with MeteorScorer() if args.meteor else contextlib.nullcontext(False) as meteor:
+        for answers, out in models:
+            report = stages.score(answers, meteor, out)
+            summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
+            print(json.dumps(summary, sort_keys=True), file=sys.stderr)
 
 
 def _lexdiv(args: argparse.Namespace) -> None:

@@ -81,18 +81,19 @@ rule nope_answers:
 
 
 rule nope_score:
-    """Accuracy, METEOR 1.5 (Java) and NegP accuracy by question type and relevance."""
+    """Accuracy, METEOR 1.5 (Java) and NegP accuracy by question type and relevance. One job
+    scores every model (paths paired by position), so METEOR's Java process starts once."""
     input:
-        "results/nope/{dataset}/{model}/answers.jsonl",
+        expand("results/nope/{{dataset}}/{model}/answers.jsonl", model=MODELS),
     output:
-        "results/nope/{dataset}/{model}/scores.json",
+        expand("results/nope/{{dataset}}/{model}/scores.json", model=MODELS),
     params:
         meteor=json_arg(config["nope"]["meteor"]),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/{model}/score.log",
+        "logs/nope/{dataset}/score.log",
     shell:
         "halluscope stage nope-score --answers {input} --meteor {params.meteor} --out {output} "
         "> {log} 2>&1"

@@ -38,6 +38,7 @@ from halluscope.io import InputError, read_json, read_jsonl, write_json, write_j
 from halluscope.stages.data import load_items
 
 if TYPE_CHECKING:
+    from halluscope.benchmarks.nope.metric import MeteorScorer
     from halluscope.stages.answering import AnswerSettings
 
 ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
@@ -389,8 +390,12 @@ def answers(
 # ------------------------------------------------------------------------------------- scores
 
 
-def score(answers_path: Path, meteor: bool, out: Path) -> dict[str, Any]:
-    """NOPE scores of one model's answers (+ what a simulated LVLM injected)."""
+def score(answers_path: Path, meteor: bool | MeteorScorer, out: Path) -> dict[str, Any]:
+    """NOPE scores of one model's answers (+ what a simulated LVLM injected).
+
+    ``meteor``: as :func:`~halluscope.benchmarks.nope.metric.score_answers` takes it (a running
+    scorer serves several models' answers with one Java process).
+    """
     from halluscope.benchmarks.nope.metric import score_answers
 
     rows = read_jsonl(answers_path)

@@ -14,7 +14,19 @@ import sys
 from typing import Any
 
 from halluscope.benchmarks.trihe import check
-from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, S, add, answer_inputs
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    DATASET,
+    FILES,
+    PATHS,
+    I,
+    J,
+    P,
+    S,
+    add,
+    answer_inputs,
+    paired,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -50,15 +62,15 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-trihe-judge",
-        "Tri-HE judgements and Hallu_Q / Hallu_I",
+        "Tri-HE judgements and Hallu_Q / Hallu_I of one model or more (paths paired by position)",
         _trihe_judge,
         ("--items", P),
-        ("--answers", P),
-        ("--triplets", P),
+        ("--answers", PATHS),
+        ("--triplets", PATHS),
         ("--judge", J),
         ("--cache", P),
-        ("--out-judgments", P),
-        ("--out-scores", P),
+        ("--out-judgments", PATHS),
+        ("--out-scores", PATHS),
     )
     add(
         subparsers,
@@ -108,18 +120,16 @@ def _trihe_triplets(args: argparse.Namespace) -> None:
 
 
 def _trihe_judge(args: argparse.Namespace) -> None:
+    """Each model's (answers, triplets) judged in turn: one process loads the encoder once."""
     from halluscope.benchmarks.trihe import stages as trihe
 
-    scores = trihe.judge(
-        args.items,
-        args.answers,
-        args.triplets,
-        trihe.JudgeSettings.from_mapping(args.judge),
-        args.cache,
-        args.out_judgments,
-        args.out_scores,
-    )
-    print(json.dumps(scores["extraction"], sort_keys=True), file=sys.stderr)
+    models = paired(args, "--answers", "--triplets", "--out-judgments", "--out-scores")
+    settings = trihe.JudgeSettings.from_mapping(args.judge)
+    for answers, triplets, out_judgments, out_scores in models:
+        scores = trihe.judge(
+            args.items, answers, triplets, settings, args.cache, out_judgments, out_scores
+        )
+        print(json.dumps(scores["extraction"], sort_keys=True), file=sys.stderr)
 
 
 def _trihe_table(args: argparse.Namespace) -> None:

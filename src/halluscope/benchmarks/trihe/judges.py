@@ -6,7 +6,8 @@ Hallu_I rates are in :mod:`halluscope.benchmarks.trihe.metric`, on given similar
 this module loads the models and computes those numbers:
 
 * :func:`load_sentence_model` and :class:`CachedEncoder`: the sentence-transformers encoder
-  (all-MiniLM-L6-v2 from a wheel, offline, by default) shared by the similarity judges;
+  (all-MiniLM-L6-v2 from a wheel, offline, by default) shared by the similarity judges
+  (:func:`shared_sentence_model`: loaded once per process);
 * :class:`SimilarityJudge` (the released "NLI judge"), :class:`SlotSimilarityJudge`
   (halluscope's relation-aware one) and :class:`NLIJudge` (a real NLI cross-encoder).
 
@@ -67,6 +68,24 @@ def load_sentence_model(model: str | Path | None = None, device: str | None = No
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(source, device=_device(device))
+
+
+_SENTENCE_MODELS: dict[tuple[str, str | None], Any] = {}
+
+
+def shared_sentence_model(model: str | Path | None = None, device: str | None = None) -> Any:
+    """:func:`load_sentence_model`, loaded once per process for each ``(model, device)``.
+
+    Why: one judge job judges every model's triplets in turn (``halluscope stage trihe-judge``
+    with several models); loading the encoder again for each would repeat seconds of start-up.
+    The model is only read (``encode``), so sharing it changes no vector: each
+    :func:`halluscope.benchmarks.trihe.stages.judge` call still wraps it in its own
+    :class:`CachedEncoder`, and encodes the same texts in the same batches as a fresh load.
+    """
+    key = (str(model) if model is not None else DEFAULT_EMBEDDER, device)
+    if key not in _SENTENCE_MODELS:
+        _SENTENCE_MODELS[key] = load_sentence_model(model, device)
+    return _SENTENCE_MODELS[key]
 
 
 def _encoder(encoder: TextEncoder | str | Path | None, device: str | None) -> TextEncoder:

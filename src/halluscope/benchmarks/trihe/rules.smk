@@ -76,21 +76,22 @@ rule trihe_triplets:
 
 
 rule trihe_judge:
-    """Judge every triplet against the image's scene graph; Hallu_Q / Hallu_I per judge."""
+    """Judge every triplet against the image's scene graph; Hallu_Q / Hallu_I per judge. One job
+    judges every model (paths paired by position), so the sentence encoder loads once."""
     input:
         item_file="results/data/{dataset}/items.jsonl",
-        answers="results/trihe/{dataset}/{model}/answers.jsonl",
-        triplets="results/trihe/{dataset}/{model}/triplets.jsonl",
+        answers=expand("results/trihe/{{dataset}}/{model}/answers.jsonl", model=MODELS),
+        triplets=expand("results/trihe/{{dataset}}/{model}/triplets.jsonl", model=MODELS),
     output:
-        judgments="results/trihe/{dataset}/{model}/judgments.jsonl",
-        scores="results/trihe/{dataset}/{model}/scores.json",
+        judgments=expand("results/trihe/{{dataset}}/{model}/judgments.jsonl", model=MODELS),
+        scores=expand("results/trihe/{{dataset}}/{model}/scores.json", model=MODELS),
     params:
         judge=lambda wc: json_arg(trihe_judge_settings(config)),
         code=code_version("trihe"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/{model}/judge.log",
+        "logs/trihe/{dataset}/judge.log",
     shell:
         "halluscope stage trihe-judge --items {input.item_file} --answers {input.answers} "
         "--triplets {input.triplets} --judge {params.judge} --cache results/cache/responses "

@@ -387,7 +387,7 @@ def judge(
         NLIJudge,
         SimilarityJudge,
         SlotSimilarityJudge,
-        load_sentence_model,
+        shared_sentence_model,
     )
 
     judges = list(settings.judges)
@@ -398,7 +398,7 @@ def judge(
     rows = read_jsonl(triplets_path)
     encoder = None
     if {"slots", "similarity", "nli"} & set(judges):
-        encoder = CachedEncoder(load_sentence_model(settings.encoder))
+        encoder = CachedEncoder(shared_sentence_model(settings.encoder))
     judge_objects: dict[str, Any] = {}
     if "slots" in judges:
         threshold = settings.slot_threshold
