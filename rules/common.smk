@@ -100,6 +100,19 @@ def benchmark_figure_files(dataset=RUN):
     return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
 
 
+# Job priorities (Snakemake starts the ready job of highest priority first): the single-thread
+# LLM jobs and the cheap jobs their inputs wait on come first, so the many light jobs fill the
+# other core around them instead of leaving a long LLM job for the end of the run.
+LLM_PRIORITY = 10
+
+
+def llm_caption_priority(wildcards):
+    """LLM_PRIORITY for the caption files the LLM extractor reads (rules generate, extract)."""
+    from halluscope.stages.extract import llm_settings
+
+    return LLM_PRIORITY if llm_settings(config, wildcards.instruction) else 0
+
+
 _CODE_VERSIONS = {}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from halluscope.models import llamacpp
+from halluscope.models import llamacpp, llamacpp_greedy
 from halluscope.models.base import Request
 from halluscope.models.cache import cache_key
 from halluscope.objects.llm_extract import OBJECTS_GBNF, PROMPT_VERSION, extraction_request
@@ -88,7 +88,7 @@ def test_real_smollm2_reply_with_rule_and_grammar_is_valid_and_repeat_free(smoll
 
 
 def test_object_list_language_matches_the_gbnf_layout() -> None:
-    step = llamacpp.object_list_step
+    step = llamacpp_greedy.object_list_step
     assert step(None, b'{"objects": ["a b", "c"]}')[0] == "done"
     assert step(None, b'{"objects": []}')[0] == "done"
     assert step(None, b'{"objects": ["a", "b')[0] == "name"  # a valid prefix
@@ -125,14 +125,14 @@ def test_greedy_grammar_gives_the_grammar_sampler_replies(monkeypatch) -> None:
     pytest.importorskip("llama_cpp")
     from halluscope.benchmarks.trihe.triplets import sentence_schema
 
-    made: list[llamacpp.GreedyGrammar] = []
+    made: list[llamacpp_greedy.GreedyGrammar] = []
 
-    class Recording(llamacpp.GreedyGrammar):
+    class Recording(llamacpp_greedy.GreedyGrammar):
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(llamacpp, "GreedyGrammar", Recording)
+    monkeypatch.setattr(llamacpp_greedy, "GreedyGrammar", Recording)
     spec = {"backend": "llamacpp", "model": "smollm2"}
     full = llamacpp.from_spec({**spec, "greedy_grammar": False}, "smollm2")
     greedy = llamacpp.from_spec(spec, "smollm2")

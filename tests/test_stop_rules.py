@@ -355,16 +355,28 @@ def test_real_smollm2_nope_rules_end_listing_and_rewrite(smollm2) -> None:
 # ---------------------------------------------------------------------------------- settings
 
 
-def test_default_settings_carry_no_rule_and_each_rule_is_valid_config() -> None:
+def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
+    """``stop_rule: none`` adds nothing to the request (the cache keys of runs without a rule
+    stay as they were); the demo's params.yaml sets one rule per LLM stage (issue 13)."""
     from halluscope.benchmarks.nope.stages import generator_settings
     from halluscope.benchmarks.trihe.stages import extractor_settings
     from halluscope.config import validate as validate_config
     from halluscope.stages.answering import llm_settings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    assert "stop_rule" not in llm_settings(config, config["extract"]["llm"], "x")["params"]
-    assert "stop_rule" not in extractor_settings(config)["llm"]["params"]
-    assert "stop_rule" not in generator_settings(config)["params"]
+    demo = {
+        "extract": llm_settings(config, config["extract"]["llm"], "x")["params"].get("stop_rule"),
+        "trihe": extractor_settings(config)["llm"]["params"].get("stop_rule"),
+        "nope": generator_settings(config)["params"].get("stop_rule"),
+    }
+    assert demo == {"extract": "object-list-vocab", "trihe": "json-value", "nope": "count-repeat"}
+    off = copy.deepcopy(config)
+    for block in (off["extract"]["llm"], off["trihe"]["extractor"], off["nope"]):
+        block["stop_rule"] = "none"
+    validate_config(off)
+    assert "stop_rule" not in llm_settings(off, off["extract"]["llm"], "x")["params"]
+    assert "stop_rule" not in extractor_settings(off)["llm"]["params"]
+    assert "stop_rule" not in generator_settings(off)["params"]
     for path, values in (
         (("extract", "llm"), ["object-list", "object-list-vocab"]),
         (("trihe", "extractor"), ["json-value", "triplet-list"]),

@@ -25,6 +25,7 @@ rule nope_generate:
         shards=config["nope"]["shards"],
         fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
         code=code_version("nope"),
+    priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:

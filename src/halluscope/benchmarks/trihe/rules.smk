@@ -22,6 +22,7 @@ rule trihe_questions:
     params:
         questions=question_source("trihe"),
         code=code_version("trihe"),
+    priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
@@ -45,6 +46,7 @@ rule trihe_answers:
         cache_mode=config["generate"]["cache_mode"],
         mitigation=config["trihe"]["mitigation"],
         code=code_version("trihe"),
+    priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
@@ -66,6 +68,7 @@ rule trihe_triplets:
     params:
         extractor=lambda wc: json_arg(trihe_extractor_settings(config)),
         code=code_version("trihe"),
+    priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
