@@ -305,9 +305,9 @@ def test_ksweep_frame_matches_caption_then_mean(score_files: tuple[Path, Path]) 
 
 
 def test_setting_note_names_the_extractor_speed_options_only_when_set() -> None:
-    """The object-list grammar and the stop rules change the LLM's replies (issue 13): the CAOS
-    setting note says when they were on, and says nothing new for the defaults (so the demo's
-    note is unchanged)."""
+    """The weight format, the object-list grammar and the stop rules change the LLM's replies
+    (issue 13): the CAOS setting note says when they were on and says nothing for the shipped
+    weights, the schema grammar and no rule (the paper profile's extractor)."""
     from halluscope.benchmarks.caos.report import setting_note
 
     llm = {"model": "smollm2", "grammar": "schema", "stop_rule": "none"}
@@ -317,6 +317,14 @@ def test_setting_note_names_the_extractor_speed_options_only_when_set() -> None:
     summary = pd.DataFrame({"instruction_id": [], "embedder": []})
     plain = setting_note(setting, summary, simulated=False)
     assert "grammar" not in plain and "stop rule" not in plain
+    assert "weights" not in setting_note(
+        {**setting, "extract": {"method": "rule+llm", "llm": {**llm, "weights": "shipped"}}},
+        summary,
+        False,
+    )
     fast = {**llm, "grammar": "object-list-greedy", "stop_rule": "object-list-vocab"}
     note = setting_note({**setting, "extract": {"method": "rule+llm", "llm": fast}}, summary, False)
     assert "(grammar \\texttt{object-list-greedy}, stop rule \\texttt{object-list-vocab})" in note
+    q8 = {**fast, "weights": "Q8_0"}
+    note = setting_note({**setting, "extract": {"method": "rule+llm", "llm": q8}}, summary, False)
+    assert "(weights \\texttt{Q8\\_0}, grammar \\texttt{object-list-greedy}," in note

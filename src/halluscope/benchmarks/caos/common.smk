@@ -19,6 +19,13 @@ def score_files(dataset=RUN):
     )
 
 
+def extractor_with_weights(llm):
+    """The extractor LLM's settings plus its model's weight format (a llamacpp spec's
+    ``weights``; other backends have none), which changes replies as the speed options do."""
+    spec = config["models"].get(llm.get("model"), {})
+    return {**llm, "weights": spec["weights"]} if "weights" in spec else dict(llm)
+
+
 def setting_summary():
     """What a CAOS table's numbers depend on, for the generated setting note."""
     extract = config["extract"]
@@ -30,7 +37,8 @@ def setting_summary():
         "models": {m: {k: v for k, v in config["models"][m].items() if k != "paths"} for m in MODELS},
         "instructions": INSTRUCTIONS,
         "embedders": {e: config["embed"]["specs"][e] for e in EMBEDDERS},
-        "extract": {k: extract[k] for k in extract if k in ("method", "synonyms", "variant", "llm")},
+        "extract": {k: extract[k] for k in extract if k in ("method", "synonyms", "variant")}
+        | {"llm": extractor_with_weights(extract["llm"])},
         "oracle": {k: oracle[k] for k in oracle if k in ("method", "members")},
         "k": config["caos"]["k"],
         "frequent": config["caos"]["frequent"],

@@ -318,6 +318,7 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
         options = [
             f"{label} {_tt(llm[key])}"
             for key, label, default in (
+                ("weights", "weights", "shipped"),
                 ("grammar", "grammar", "schema"),
                 ("stop_rule", "stop rule", "none"),
             )
