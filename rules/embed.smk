@@ -10,6 +10,7 @@ rule embed:
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
         frequent=json_arg(config["caos"]["frequent"]),
         code=code_version("embed"),
+    priority: CAPTION_PRIORITY
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -18,7 +18,7 @@ rule extract:
         method=config["extract"]["method"],
         llm=lambda wc: json_arg(extract_llm_settings(config, wc.instruction)),
         code=code_version("extract"),
-    priority: llm_caption_priority
+    priority: caption_priority
     conda:
         "../envs/halluscope.yaml"
     log:

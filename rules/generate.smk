@@ -13,7 +13,7 @@ rule generate:
         code=code_version("generate"),
     resources:
         gpu=lambda wc: int(config["models"][wc.model].get("gpu", 0)),
-    priority: llm_caption_priority
+    priority: caption_priority
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -18,6 +18,7 @@ rule oracle:
         template_version=config["oracle"].get("template_version", "v1"),
         cache_mode=config["oracle"].get("cache_mode", "live"),
         code=code_version("oracle"),
+    priority: CAPTION_PRIORITY
     conda:
         "../envs/halluscope.yaml"
     log:

@@ -796,3 +796,22 @@ def test_missing_mirror_names_the_file_and_where_to_put_it(tmp_path: Path) -> No
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("halluscope fetch: error: 1 data file is missing")
     assert str(mirror / "chair/synonyms.txt") in proc.stderr
+
+
+def test_settings_json_with_unknown_or_missing_keys_names_them() -> None:
+    """A stage's settings JSON (a rule's params, or typed by hand) with a wrong key is an
+    InputError naming the flag, the unknown and missing keys and the expected ones."""
+    from halluscope.benchmarks.nope.stages import GeneratorSettings, generator_settings
+    from halluscope.benchmarks.trihe.stages import JudgeSettings, judge_settings
+    from halluscope.io import InputError
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    good = judge_settings(params)
+    assert JudgeSettings.from_mapping(good).judges == params["trihe"]["judges"]
+    with pytest.raises(InputError, match=r"--judge\): unknown key\(s\) \['bogus'\], missing"):
+        JudgeSettings.from_mapping({**good, "bogus": 1})
+    generator = generator_settings(params)
+    assert GeneratorSettings.from_mapping(generator).model_id == params["nope"]["model"]
+    broken = {k: v for k, v in generator.items() if k != "relevances"}
+    with pytest.raises(InputError, match=r"missing key\(s\) \['relevances'\]"):
+        GeneratorSettings.from_mapping(broken)

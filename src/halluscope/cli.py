@@ -14,11 +14,11 @@ from pathlib import Path
 
 from halluscope.commands._args import ANSWER_ARGS, FILES, J, P, S, add, answer_settings
 from halluscope.io import InputError, input_error_exit
+from halluscope.models.cache import MODES as CACHE_MODES
 from halluscope.stages.extract import METHODS as EXTRACT_METHODS
 from halluscope.stages.oracle import METHODS as ORACLE_METHODS
 
 NULLABLE_JSON = {"type": json.loads, "default": None}
-CACHE_MODES = ("live", "record", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:

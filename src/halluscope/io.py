@@ -12,7 +12,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,30 @@ os.umask(_UMASK)
 
 class InputError(ValueError):
     """Bad input: the message names the file, the line or record, and what was expected."""
+
+
+def dataclass_from_mapping(cls: type, value: Mapping[str, Any], what: str) -> Any:
+    """``cls(**value)`` for a settings dataclass read from a JSON value (a rule's ``params:`` or
+    a hand-written flag), with an :class:`InputError` naming ``what``, the unknown and missing
+    keys and the expected ones, instead of a ``TypeError`` about ``__init__``."""
+    import dataclasses
+
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    required = {
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    if not isinstance(value, Mapping):
+        raise InputError(f"{what}: expected a JSON object with keys {names}, got {value!r}")
+    unknown = sorted(set(value) - set(names))
+    missing = sorted(required - set(value))
+    if unknown or missing:
+        raise InputError(
+            f"{what}: unknown key(s) {unknown}, missing key(s) {missing}; expected keys {names}"
+        )
+    return cls(**value)
 
 
 def _write_target(path: Path) -> Path:

@@ -39,6 +39,7 @@ rule score:
         frequent=json_arg(config["caos"]["frequent"]),
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
         code=code_version("score"),
+    priority: CAPTION_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
@@ -62,6 +63,7 @@ rule summarize:
     params:
         table1=json_arg(config["tables"]["table1_instructions"]),
         code=code_version("score"),
+    priority: CAPTION_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
@@ -119,6 +121,7 @@ rule figure:
         table1=json_arg(config["tables"]["table1_instructions"]),
         embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
         code=code_version("figures"),
+    priority: CAPTION_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:

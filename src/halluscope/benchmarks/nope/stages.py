@@ -34,7 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
+from halluscope.io import (
+    InputError,
+    dataclass_from_mapping,
+    read_json,
+    read_jsonl,
+    write_json,
+    write_jsonl,
+)
 from halluscope.stages.data import load_items
 
 if TYPE_CHECKING:
@@ -98,7 +105,7 @@ class GeneratorSettings:
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> GeneratorSettings:
         """From :func:`generator_settings` (the JSON value the rules pass)."""
-        return cls(**value)
+        return dataclass_from_mapping(cls, value, "nope generator settings (--generator)")
 
 
 def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, dataclass_from_mapping, read_jsonl, write_json, write_jsonl
 from halluscope.stages.answering import llm_settings
 from halluscope.stages.data import load_items
 
@@ -90,7 +90,7 @@ class JudgeSettings:
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> JudgeSettings:
         """From :func:`judge_settings` (the JSON value the rule passes)."""
-        return cls(**value)
+        return dataclass_from_mapping(cls, value, "Tri-HE judge settings (--judge)")
 
 
 def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
