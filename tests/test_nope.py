@@ -312,7 +312,7 @@ def test_score_stage_pairs_several_models(tmp_path, capsys):
 
     assert stage(answers, [tmp_path / "bad.json"]) == 2
     assert (
-        "--answers, --out take as many paths each, paired by position (one per model); "
+        "--answers, --out take as many values each, paired by position (one per entry); "
         "got --answers 2, --out 1"
     ) in capsys.readouterr().err
     assert not (tmp_path / "bad.json").exists()

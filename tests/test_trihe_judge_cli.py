@@ -209,8 +209,8 @@ def test_judge_stage_pairs_several_models(tmp_path: Path, capsys) -> None:
     del bad[bad.index("--triplets") + 2]
     assert main(bad) == 2
     assert (
-        "--answers, --triplets, --out-judgments, --out-scores take as many paths each, paired by "
-        "position (one per model); got --answers 2, --triplets 1, --out-judgments 2, "
+        "--answers, --triplets, --out-judgments, --out-scores take as many values each, paired by "
+        "position (one per entry); got --answers 2, --triplets 1, --out-judgments 2, "
         "--out-scores 2"
     ) in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
