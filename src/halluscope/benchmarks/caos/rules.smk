@@ -92,7 +92,7 @@ rule figure:
         png=[
             report(
                 f"results/figures/{{dataset}}/{figure}.png",
-                caption="./caos_figures.rst",
+                caption=f"./{figure}.rst",
                 category="CAOS",
                 subcategory="Figures",
                 labels={"name": report_title(figure), "profile": "{dataset}"},
@@ -102,7 +102,7 @@ rule figure:
         data=[
             report(
                 f"results/figures/{{dataset}}/{figure}.csv",
-                caption="./caos_figure_data.rst",
+                caption=f"./{figure}_data.rst",
                 category="CAOS",
                 subcategory="Figure data",
                 labels={"name": report_title(figure), "profile": "{dataset}"},
