@@ -380,6 +380,12 @@ def test_registry_matches_shared_data() -> None:
         ), rel
 
 
+def empty_lock(path: Path) -> Path:
+    """A checksum lock file with no entry yet (``--lock`` must name an existing one)."""
+    path.write_text('{"files": {}}\n', encoding="utf-8")
+    return path
+
+
 def test_cli_fetch_no_download_lists_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -391,7 +397,7 @@ def test_cli_fetch_no_download_lists_missing(
             "--cache",
             str(tmp_path / "cache"),
             "--lock",
-            str(tmp_path / "lock.json"),
+            str(empty_lock(tmp_path / "lock.json")),
             "chair/synonyms.txt",
             "trihe/tri-he.json",
         ]
@@ -403,7 +409,7 @@ def test_cli_fetch_no_download_lists_missing(
 
 
 def test_cli_fetch_prints_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    lock = ["--lock", str(tmp_path / "lock.json")]
+    lock = ["--lock", str(empty_lock(tmp_path / "lock.json"))]
     if SHARED.is_dir():
         args = ["fetch", "--mirror", str(SHARED), "--no-download", "--quiet", *lock]
         assert main([*args, "amber/safe_words.txt", "chair/synonyms.txt"]) == 0

@@ -1,5 +1,5 @@
 """Hand-check commands: clear errors for duplicate POPE question ids and non-UTF-8 synonym files,
-and how ``--out`` treats symlinks and paths that are not regular files (the shared atomic writer).
+and ``--out`` refusing symlinks and paths that are not regular files (the shared atomic writer).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_chair_utf8_synonyms_still_load(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# --out: symlinks are written through, non-regular files are refused
+# --out: symlinks and non-regular files are refused
 
 
 def pope_argv(tmp_path: Path, out: Path) -> list:
@@ -143,38 +143,41 @@ def pope_argv(tmp_path: Path, out: Path) -> list:
     return ["pope", "--questions", questions, "--answers", answers, "--out", out]
 
 
-def test_out_symlink_is_written_through_to_its_target(tmp_path: Path) -> None:
+def test_out_symlink_is_refused_and_its_target_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     target_dir = tmp_path / "elsewhere"
     target_dir.mkdir()
     target = target_dir / "scores.json"
     target.write_text("old\n")
     link = tmp_path / "out.json"
     link.symlink_to(os.path.relpath(target, tmp_path))  # a relative link, resolved from its folder
-    assert main([str(a) for a in pope_argv(tmp_path, link)]) == 0
+    err = error_of(capsys, pope_argv(tmp_path, link))
+    assert f"{link}: is a symlink (to {os.path.relpath(target, tmp_path)}); refusing" in err, err
     assert link.is_symlink() and os.readlink(link) == os.path.relpath(target, tmp_path)
-    assert json.loads(target.read_text())["accuracy"] == 1.0
+    assert target.read_text() == "old\n"
     assert sorted(p.name for p in target_dir.iterdir()) == ["scores.json"]  # no temp file left
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-def test_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+def test_dangling_symlink_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "out.json"
     link.symlink_to(tmp_path / "new" / "scores.json")
-    write_json(link, {"a": 1})
-    assert link.is_symlink()
-    assert json.loads((tmp_path / "new" / "scores.json").read_text()) == {"a": 1}
+    with pytest.raises(InputError, match="is a symlink"):
+        write_json(link, {"a": 1})
+    assert link.is_symlink() and not (tmp_path / "new").exists()
 
 
-def test_symlink_chain_and_loop(tmp_path: Path) -> None:
+def test_symlink_chain_and_loop_are_refused(tmp_path: Path) -> None:
     target = tmp_path / "final.txt"
     (tmp_path / "middle").symlink_to(target)
     (tmp_path / "first").symlink_to(tmp_path / "middle")
-    atomic_write_text(tmp_path / "first", "through two links\n")
-    assert target.read_text() == "through two links\n"
-    assert (tmp_path / "first").is_symlink() and (tmp_path / "middle").is_symlink()
+    with pytest.raises(InputError, match="first: is a symlink"):
+        atomic_write_text(tmp_path / "first", "through two links\n")
+    assert not target.exists()
     (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
     (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
-    with pytest.raises(InputError, match="symlink loop"):
+    with pytest.raises(InputError, match="loop_a: is a symlink"):
         atomic_write_text(tmp_path / "loop_a", "x")
 
 
@@ -198,12 +201,12 @@ def test_out_that_is_not_a_regular_file_is_refused(
     err = error_of(capsys, pope_argv(tmp_path, out))
     assert re.search(rf"{re.escape(str(out))}: exists and is {kind}, not a regular file", err), err
     assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
-    # and through a symlink: the target is named, and the link
+    # and a symlink to it: refused as a symlink, the link and what it points to kept
     link = tmp_path / "link.json"
     link.symlink_to(out)
     err = error_of(capsys, pope_argv(tmp_path, link))
-    real = os.path.realpath(out)
-    assert f"{real} (the target of symlink {link}): exists and is {kind}" in err, err
+    assert f"{link}: is a symlink (to {out})" in err, err
+    assert link.is_symlink() and os.readlink(link) == str(out)
 
 
 def test_out_device_is_refused() -> None:

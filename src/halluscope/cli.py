@@ -12,7 +12,16 @@ import json
 import sys
 from pathlib import Path
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, J, P, S, add, answer_settings
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    FILES,
+    J,
+    P,
+    S,
+    add,
+    answer_settings,
+    check_input_files,
+)
 from halluscope.io import InputError, input_error_exit
 from halluscope.models.cache import MODES as CACHE_MODES
 from halluscope.stages.extract import METHODS as EXTRACT_METHODS
@@ -33,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-data",
-        "data stage",
+        "the items of a dataset (items.jsonl: ground-truth objects per image) and its images",
         _data,
         ("--dataset", S),
         ("--annotations", P),
@@ -44,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-generate",
-        "generate stage",
+        "captions of one model for one instruction",
         _generate,
         *ANSWER_ARGS,
         ("--instruction-id", S),
@@ -53,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-extract",
-        "extract stage: the ordered object list of each response",
+        "the ordered object list of each response (rule, lexicon or LLM extraction)",
         _extract,
         ("--responses", P),
         ("--synonyms", S),
@@ -75,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-oracle-decide",
-        "oracle stage: presence decisions for one objects file",
+        "presence decisions (in the image or not) for one objects file",
         _oracle_decide,
         ("--objects", P),
         ("--items", P),
@@ -100,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-embed",
-        "embed stage",
+        "one vector per object name CAOS compares, for one embedder",
         _embed,
         ("--embedder-id", S),
         ("--spec", J),
@@ -131,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-assemble",
-        "assemble results/tables",
+        "results/tables/<profile>/: every table with its CSV twin",
         _report,
         ("--out-dir", P),
         ("--run", S),
@@ -145,19 +154,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The sub-command action of the ``halluscope`` parser (its ``choices``: name -> parser)."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def stage_names() -> list[str]:
     """Every stage reachable through ``halluscope stage NAME`` (a stage with steps, such as
     ``oracle decide`` / ``oracle pool``, is listed once per step, as ``oracle-decide``...)."""
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = _subcommands(build_parser())
     return sorted(name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-"))
+
+
+def stage_help() -> str:
+    """``halluscope stage --help``: one line per stage, its name and what it makes."""
+    sub = _subcommands(build_parser())
+    names = stage_names()
+    width = max(map(len, names))
+    lines = [
+        f"  {name:<{width}}  {sub.choices[f'stage-{name}'].description or ''}".rstrip()
+        for name in names
+    ]
+    return "\n".join(
+        (
+            "usage: halluscope stage NAME [STEP] [ARGS...]",
+            "",
+            "The one entry point of every pipeline stage (the rules call it); "
+            "halluscope stage NAME --help gives a stage's flags.",
+            "",
+            "stages:",
+            *lines,
+        )
+    )
 
 
 def run_stage(argv: list[str]) -> int:
     """``halluscope stage NAME [STEP] ARGS``: the ``stage-NAME`` (or ``stage-NAME-STEP``, e.g.
     ``extract report``, ``oracle pool``) sub-command, the one entry point of every stage."""
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: halluscope stage NAME [ARGS...]\n\nstages: " + ", ".join(stage_names()))
+        print(stage_help())
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
     names = stage_names()
@@ -261,10 +296,31 @@ def main(argv: list[str] | None = None) -> int:
         return run_stage(argv[1:])
     args = build_parser().parse_args(argv)
     try:
+        check_input_files(args)
         dispatch(args)
+    except IsADirectoryError as err:
+        return input_error_exit(_prog(args), InputError(_directory_message(args, err)))
     except (InputError, ValueError, KeyError, FileNotFoundError, RuntimeError, OSError) as err:
-        return input_error_exit(f"halluscope {args.command.replace('stage-', 'stage ', 1)}", err)
+        return input_error_exit(_prog(args), err)
     return 0
+
+
+def _prog(args: argparse.Namespace) -> str:
+    return f"halluscope {args.command.replace('stage-', 'stage ', 1)}"
+
+
+def _directory_message(args: argparse.Namespace, err: IsADirectoryError) -> str:
+    """``--flag: PATH: is a directory; expected a file``, naming the flag (or positional argument)
+    whose value, or one of whose values, is the folder a reader was given."""
+    filename = str(err.filename)
+    sub = _subcommands(build_parser())
+    for action in sub.choices[args.command]._actions:
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, Path) and str(v) == filename for v in values):
+            flag = action.option_strings[-1] if action.option_strings else action.dest.upper()
+            return f"{flag}: {filename}: is a directory; expected a file"
+    return f"{filename}: is a directory; expected a file"
 
 
 if __name__ == "__main__":

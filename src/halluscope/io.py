@@ -49,20 +49,23 @@ def dataclass_from_mapping(cls: type, value: Mapping[str, Any], what: str) -> An
 
 
 def _write_target(path: Path) -> Path:
-    """The file an atomic write to ``path`` replaces.
+    """The file an atomic write to ``path`` replaces: ``path`` itself, checked.
 
-    A symlink is written through: the link stays and its target gets the new bytes (the temp file
-    goes beside the target, so the rename stays on one file system). An existing path that is not
-    a regular file (a directory, FIFO, socket or device such as ``/dev/null``) is refused: renaming
-    over it would replace it, or fail with an obscure message.
+    A symlink is refused, never written through: renaming over it would replace the link, and
+    writing its target would change a file the user did not name (a shared data file, a
+    DVC-cached output). An existing path that is not a regular file (a directory, FIFO, socket or
+    device such as ``/dev/null``) is refused too: renaming over it would replace it, or fail with
+    an obscure message.
     """
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    if target.is_symlink():  # realpath stops on a symlink loop
-        raise InputError(f"{path}: cannot write the output: symlink loop")
+    if path.is_symlink():
+        raise InputError(
+            f"{path}: is a symlink (to {os.readlink(path)}); refusing to write the output through "
+            "it (give the path of a regular file, or remove the link first)"
+        )
     try:
-        mode = target.stat().st_mode
+        mode = path.stat().st_mode
     except FileNotFoundError:
-        return target
+        return path
     if not stat.S_ISREG(mode):
         kinds = (
             (stat.S_ISDIR, "a directory"),
@@ -72,19 +75,18 @@ def _write_target(path: Path) -> Path:
             (stat.S_ISBLK, "a device"),
         )
         kind = next((name for test, name in kinds if test(mode)), "not a regular file")
-        via = f" (the target of symlink {path})" if target != path else ""
         raise InputError(
-            f"{target}{via}: exists and is {kind}, not a regular file; refusing to replace it "
+            f"{path}: exists and is {kind}, not a regular file; refusing to replace it "
             "with the output (give the path of a file)"
         )
-    return target
+    return path
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename).
 
-    A symlink at ``path`` is written through to its target; an existing non-regular file
-    (directory, FIFO, device) raises :class:`InputError` naming it.
+    A symlink at ``path`` or an existing non-regular file (directory, FIFO, device) raises
+    :class:`InputError` naming it; nothing is written.
     """
     path = _write_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,9 +113,14 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
 
 
-def write_json(path: str | Path, obj: Any) -> None:
-    """Write one JSON document (indented, sorted keys) atomically."""
-    atomic_write_text(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
+def write_json(path: str | Path, obj: Any, *, allow_nan: bool = True) -> None:
+    """Write one JSON document (indented, sorted keys) atomically.
+
+    ``allow_nan=False``: a NaN or infinity raises ``ValueError`` instead of writing the bare
+    ``NaN`` / ``Infinity`` that strict JSON readers reject (the hand-check commands' outputs).
+    """
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=allow_nan)
+    atomic_write_text(path, text + "\n")
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:

@@ -46,8 +46,9 @@ def add(
     func: Callable[[argparse.Namespace], None],
     *args: tuple[str, dict],
 ) -> None:
-    """Add subcommand ``name`` with the ``(flag, kwargs)`` arguments; ``func`` handles it."""
-    parser = sub.add_parser(name, help=help_text)
+    """Add subcommand ``name`` with the ``(flag, kwargs)`` arguments; ``func`` handles it.
+    ``help_text`` is its one-line description (``halluscope stage --help`` lists it)."""
+    parser = sub.add_parser(name, help=help_text, description=help_text)
     for flag, kwargs in args:
         parser.add_argument(flag, **kwargs)
     parser.set_defaults(func=func)
@@ -89,3 +90,65 @@ def paired(args: argparse.Namespace, *flags: str) -> list[tuple[Any, ...]]:
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:
     """A hand-check command's ``--help`` epilog: its input formats (one line each), an example."""
     return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
+
+
+def check_input_files(args: argparse.Namespace) -> None:
+    """Refuse a missing input file or a folder given as one, naming the flag and the path.
+
+    Why up front: a folder otherwise fails deep in a reader as a bare ``[Errno 21]`` naming
+    neither the flag nor what was expected. The flags are the ``input_flags`` a command
+    declares with ``set_defaults`` (a hand-check command's file inputs).
+    """
+    for flag in getattr(args, "input_flags", ()):
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        for path in value if isinstance(value, list) else [value]:
+            if path is None:
+                continue
+            if Path(path).is_dir():
+                raise InputError(f"{flag}: {path}: is a directory; expected a file")
+            if not Path(path).exists():
+                raise InputError(f"{flag}: {path}: file not found")
+
+
+def report(command: str, text: str, out: Path | None = None) -> None:
+    """A hand-check command's one-line summary of its result on stderr (``-> OUT`` when it wrote
+    a file): stdout stays free for what a shell captures."""
+    import sys
+
+    written = f" -> {out}" if out is not None else ""
+    print(f"halluscope {command}: {text}{written}", file=sys.stderr)
+
+
+def warn(command: str, text: str) -> None:
+    """One warning line on stderr: the input is legal but the result is degenerate."""
+    import sys
+
+    print(f"halluscope {command}: warning: {text}", file=sys.stderr)
+
+
+def score_text(value: float | None, digits: int = 3) -> str:
+    """A score as a summary line shows it (``n/a`` for an undefined one)."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def write_result(path: Path, document: Any) -> None:
+    """A hand-check command's JSON output (:func:`~halluscope.io.write_json`), never with a bare
+    ``NaN`` or ``Infinity`` (not JSON): such a value is an error naming the file, not written."""
+    from halluscope.io import write_json
+
+    try:
+        write_json(path, document, allow_nan=False)
+    except ValueError as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError(f"{path}: not written: the result holds NaN or infinity ({err})") from None
+
+
+def no_records(flag: str, path: Path, what: str, expected: str) -> InputError:
+    """The error for an input file without a single ``what`` (e.g. ``caption record``): named
+    as empty, not as the first check the empty input happens to fail."""
+    data = Path(path).read_bytes()
+    reason = ""
+    if not data.strip():
+        reason = " (only blank lines)" if data else " (the file is empty)"
+    return InputError(f"{flag}: {path}: no {what}{reason}; expected {expected}")

@@ -67,7 +67,7 @@ def add_parser(sub) -> None:
     )
     parser.add_argument("--variant", choices=("pattern", "lemmatizer"), default="pattern")
     parser.add_argument("--out", type=Path, required=True)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, input_flags=("--captions", "--gt", "--synonyms"))
 
 
 def read_captions(path: Path) -> list[tuple[str, str]]:
@@ -102,12 +102,15 @@ def read_synonyms(path: Path) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from halluscope.commands._args import no_records, report, score_text, write_result
     from halluscope.data.coco import load_gt
-    from halluscope.io import write_json
     from halluscope.metrics.chair import chair_scores
     from halluscope.objects.parser import ObjectParser
 
     captions = read_captions(args.captions)
+    if not captions:
+        expected = 'one {"image_id", "caption"} object per line'
+        raise no_records("--captions", args.captions, "caption record", expected)
     gt = load_gt(args.gt)
     missing = [image_id for image_id, _ in captions if image_id not in gt]
     if missing:
@@ -119,7 +122,7 @@ def run(args: argparse.Namespace) -> None:
     parser = ObjectParser(synonyms, variant=args.variant)
     result = chair_scores(((i, c, gt[i]) for i, c in captions), parser)
     overall = result["overall"]
-    write_json(
+    write_result(
         args.out,
         {
             "overall": {k: overall[k] for k in ("CHAIRs", "CHAIRi", "recall", "n_captions")},
@@ -137,4 +140,10 @@ def run(args: argparse.Namespace) -> None:
                 for (image_id, _), c in zip(captions, result["captions"], strict=True)
             ],
         },
+    )
+    report(
+        "chair",
+        f"{len(captions)} captions, CHAIR_S {score_text(overall['CHAIRs'])}, "
+        f"CHAIR_I {score_text(overall['CHAIRi'])}",
+        args.out,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from halluscope.commands._args import help_epilog
+from halluscope.commands._args import help_epilog, report, warn
 from halluscope.io import InputError
 
 FETCH_FORMATS = (
@@ -95,7 +95,9 @@ def add_parser(sub) -> None:
         "--synonyms", type=Path, default=None, help="CHAIR synonyms.txt (default: builtin table)"
     )
     gt.add_argument("--out", type=Path, required=True)
-    gt.set_defaults(func=run_coco_gt)
+    gt.set_defaults(
+        func=run_coco_gt, input_flags=("--instances", "--captions", "--zip", "--synonyms")
+    )
 
 
 def run_fetch(args: argparse.Namespace) -> None:
@@ -109,6 +111,8 @@ def run_fetch(args: argparse.Namespace) -> None:
         return
     if not args.files:
         raise InputError("fetch: name at least one FILE (or 'all'; --list shows them)")
+    if args.lock is not None:
+        check_lock(args.lock)
     files = list(SOURCES) if "all" in args.files else list(dict.fromkeys(args.files))
     paths = resolve_many(
         files,
@@ -121,6 +125,28 @@ def run_fetch(args: argparse.Namespace) -> None:
     )
     for path in paths:
         print(path)
+    report("fetch", f"{len(paths)} file(s) verified against their checksums (paths on stdout)")
+
+
+def check_lock(path: Path) -> None:
+    """An explicit ``--lock`` must be a readable checksum lock file: a missing or malformed one
+    is an error naming it, never skipped (a typo would verify nothing, or start a new lock)."""
+    from halluscope.data.fetch import ChecksumLock, DataError
+
+    hint = "leave --lock out to use the default (data/checksums.lock.json)"
+    if path.is_dir():
+        raise InputError(f"--lock: {path}: is a directory; expected a checksum lock file ({hint})")
+    if not path.exists():
+        raise InputError(
+            f"--lock: {path}: file not found; expected an existing checksum lock file ({hint}, "
+            'or start one containing {"files": {}})'
+        )
+    lock = ChecksumLock(path)
+    try:
+        for relative_path in lock.entries():
+            lock.get(relative_path)  # every entry has its size, md5 and sha256
+    except DataError as err:
+        raise InputError(f"--lock: {err}") from None
 
 
 def run_coco_gt(args: argparse.Namespace) -> None:
@@ -138,4 +164,15 @@ def run_coco_gt(args: argparse.Namespace) -> None:
         captions += [(args.zip, member) for member in COCO_ZIP_CAPTIONS]
     if not instances or not captions:
         raise InputError("coco-gt: give --instances and --captions files, or --zip")
-    write_gt(args.out, build_chair_gt_document(instances, captions, args.variant, args.synonyms))
+    document = build_chair_gt_document(instances, captions, args.variant, args.synonyms)
+    write_gt(args.out, document)
+    images = document["imid_to_objects"]
+    objects = sum(len(names) for names in images.values())
+    if not objects:
+        warn("coco-gt", f"{len(images)} images and not one object: the ground truth is empty")
+    mean = f"{objects / len(images):.2f}" if images else "n/a"
+    report(
+        "coco-gt",
+        f"{len(images)} images, {objects} objects ({mean} per image), variant {args.variant}",
+        args.out,
+    )

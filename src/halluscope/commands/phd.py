@@ -51,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--responses", type=Path, required=True, help="answers JSONL")
     parser.add_argument("--out", type=Path, required=True, help="output JSON")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, input_flags=("--responses",))
 
 
 def read_answers(path: Path) -> list[Any]:
@@ -91,9 +91,18 @@ def read_answers(path: Path) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.metric import phd_report
-    from halluscope.io import write_json
+    from halluscope.commands._args import no_records, report, score_text, write_result
 
     answers = read_answers(args.responses)
     if not answers:
-        raise InputError(f"{args.responses}: no answer line; {_EXPECTED}")
-    write_json(args.out, phd_report(answers))
+        expected = "one per line: " + _EXPECTED.removeprefix("expected ")
+        raise no_records("--responses", args.responses, "answer line", expected)
+    result = phd_report(answers)
+    write_result(args.out, result)
+    report(
+        "phd",
+        f"{len(answers)} answers ({result['unparsed']} unparsed), PhD Index "
+        f"{score_text(result['overall'])}, yes recall {score_text(result['recall_yes'])}, "
+        f"no recall {score_text(result['recall_no'])}",
+        args.out,
+    )

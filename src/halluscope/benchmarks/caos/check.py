@@ -79,7 +79,7 @@ def add_parser(sub) -> None:
         help="keep only the first K_MAX frequent names (default: all of them)",
     )
     parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, input_flags=("--objects", "--vectors"))
 
 
 @dataclass(frozen=True)
@@ -215,6 +215,43 @@ def parse_frequent(text: str, k: int, k_max: int | None) -> tuple[list[str], int
     return frequent, k_max
 
 
+def check_vector_rows(path: Path) -> None:
+    """Every row of a text word2vec file has the header's number of values, and the header's
+    count of rows.
+
+    Why here: gensim assigns each row into a preallocated matrix, so a row of one number is
+    broadcast over the whole vector (silently wrong similarities) and a row of some other wrong
+    length fails without its line. A ``.bin`` file has no rows to check.
+    """
+    if path.suffix == ".bin":
+        return
+    with open(path, "rb") as handle:
+        header = handle.readline().split()
+        if len(header) != 2 or not all(part.isdigit() for part in header):
+            raise InputError(
+                f"--vectors: {path}:1: expected a '<count> <dim>' header line (word2vec text), "
+                f"got {b' '.join(header).decode('utf-8', 'replace')[:60]!r}"
+            )
+        count, dim = int(header[0]), int(header[1])
+        rows = 0
+        for number, line in enumerate(handle, start=2):
+            parts = line.rstrip().split(b" ")  # as gensim splits a row
+            if len(parts) == 1 and not parts[0]:
+                continue
+            rows += 1
+            if len(parts) - 1 != dim:
+                word = parts[0].decode("utf-8", "replace")
+                raise InputError(
+                    f"--vectors: {path}:{number}: the vector of {word!r} has {len(parts) - 1} "
+                    f"value(s); expected {dim} (the header's dimension)"
+                )
+    if rows != count:
+        raise InputError(
+            f"--vectors: {path}: the header announces {count} vectors, the file has {rows} rows; "
+            "expected one row per vector"
+        )
+
+
 def _check_finite(values: dict[str, Any], where: str) -> None:
     for key, value in values.items():
         if isinstance(value, float) and not math.isfinite(value):
@@ -223,11 +260,13 @@ def _check_finite(values: dict[str, Any], where: str) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
+    from halluscope.commands._args import report, score_text
     from halluscope.embeddings import KeyedVectorsEmbedder, embed_names, load_keyed_vectors
     from halluscope.io import atomic_write_text
 
     frequent, k_max = parse_frequent(args.frequent, args.k, args.k_max)
     captions = read_captions(args.objects)
+    check_vector_rows(args.vectors)
     try:
         kv = load_keyed_vectors(args.vectors, "word2vec", "--vectors")
     except EOFError as err:  # gensim: fewer vectors than the header's count
@@ -265,4 +304,12 @@ def run(args: argparse.Namespace) -> None:
     atomic_write_text(
         args.out,
         json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
+    )
+    report(
+        "caos",
+        f"{len(captions)} captions "
+        f"({len(captions) - overall['n_no_hallucination']} with a hallucination), "
+        f"CAOS_T {score_text(overall['CAOS_T'])}, CAOS_X {score_text(overall['CAOS_X'])}, "
+        f"CAOS_K {score_text(overall['CAOS_K'])}, CAOS_avg {score_text(overall['CAOS_avg'])}",
+        args.out,
     )

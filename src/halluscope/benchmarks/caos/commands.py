@@ -22,8 +22,7 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-score",
-        "CAOS and CHAIR-style counts of one model x embedder: one or more instructions, each "
-        "--objects/--oracle/--instruction-id/--out-captions/--out-objects at the same position",
+        "CAOS and CHAIR-style counts of one model x embedder, for one or more instructions",
         _score,
         ("--objects", PATHS),
         ("--oracle", PATHS),
@@ -41,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-summarize",
-        "pool score files",
+        "CAOS summary: the score files of every model, instruction and embedder pooled",
         _summarize,
         ("--table1", J),
         ("--out-summary", P),

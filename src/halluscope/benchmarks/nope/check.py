@@ -61,7 +61,7 @@ def add_parser(subparsers: Any) -> None:
     nope.add_argument(
         "--no-per-answer", action="store_true", help="leave the per-answer rows out of the output"
     )
-    nope.set_defaults(func=run)
+    nope.set_defaults(func=run, input_flags=("--answers",))
 
     lexdiv = subparsers.add_parser(
         "lexdiv",
@@ -95,7 +95,7 @@ def add_parser(subparsers: Any) -> None:
     lexdiv.add_argument("--window", type=int, default=50, help="MATTR window")
     lexdiv.add_argument("--threshold", type=float, default=0.72, help="MTLD factor threshold")
     lexdiv.add_argument("--sample-size", type=int, default=42, help="HD-D sample size")
-    lexdiv.set_defaults(func=run_lexdiv)
+    lexdiv.set_defaults(func=run_lexdiv, input_flags=("--questions",))
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
         score_answers,
         validate_record,
     )
-    from halluscope.io import write_json
+    from halluscope.commands._args import no_records, report, score_text, write_result
 
     records = []
     first_line: dict[Any, int] = {}
@@ -134,9 +134,10 @@ def run(args: argparse.Namespace) -> None:
         first_line[qid] = number
         records.append(record)
     if not records:
-        raise InputError(f"{args.answers}: no answer records")
+        expected = 'one {"question_id", "is_negp", "reference", "answer"} object per line'
+        raise no_records("--answers", args.answers, "answer record", expected)
     try:
-        report = score_answers(
+        result = score_answers(
             records,
             meteor=not args.no_meteor,
             negp_include_zero=not args.no_zero,
@@ -145,8 +146,16 @@ def run(args: argparse.Namespace) -> None:
     except MeteorUnavailableError as err:
         print(f"halluscope nope: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    report["input"] = str(args.answers)
-    write_json(args.out, report)
+    result["input"] = str(args.answers)
+    write_result(args.out, result)
+    overall, negp = result["overall"], result["negp"]
+    meteor = "" if args.no_meteor else f", METEOR {score_text(overall.get('meteor'))}"
+    report(
+        "nope",
+        f"{len(records)} answers ({negp['n']} NegP), accuracy {score_text(overall['accuracy'])}"
+        f"{meteor}, NegP accuracy {score_text(negp['negp_accuracy'])}",
+        args.out,
+    )
 
 
 def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
@@ -173,11 +182,12 @@ def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int
 def run_lexdiv(args: argparse.Namespace) -> None:
     """``halluscope lexdiv``: MATTR/MTLD/HD-D overall and per group, one JSON file."""
     from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
-    from halluscope.io import write_json
+    from halluscope.commands._args import report, score_text, warn, write_result
 
+    check_lexdiv_settings(args)
     records, dropped = _question_texts(args)
     if not records:
-        raise InputError(f"{args.questions}: no questions to measure")
+        raise InputError(f"--questions: {args.questions}: no questions to measure")
     settings = {"window": args.window, "threshold": args.threshold, "sample_size": args.sample_size}
 
     def measure(subset: list[dict[str, Any]]) -> dict[str, Any]:
@@ -190,14 +200,38 @@ def run_lexdiv(args: argparse.Namespace) -> None:
         for record in records:
             values.setdefault(str(record[key]), []).append(record)
         groups[key] = {value: measure(values[value]) for value in sorted(values)}
-    write_json(
+    overall = measure(records)
+    write_result(
         args.out,
         {
             "input": str(args.questions),
             "field": args.field,
             "dropped_invalid": dropped,
             "text": "the questions concatenated in file order, LexicalRichness default tokens",
-            "overall": measure(records),
+            "overall": overall,
             "groups": groups,
         },
     )
+    for name, reason in overall["undefined"].items():
+        warn("lexdiv", f"{name} is undefined (null in the output): {reason}")
+    report(
+        "lexdiv",
+        f"{len(records)} questions, {overall['tokens']} tokens, MATTR "
+        f"{score_text(overall['mattr'])}, MTLD {score_text(overall['mtld'], 1)}, HD-D "
+        f"{score_text(overall['hdd'])}",
+        args.out,
+    )
+
+
+def check_lexdiv_settings(args: argparse.Namespace) -> None:
+    """The measures' settings, each named by its flag: a window or sample of fewer than one token
+    and a threshold outside (0, 1) (NaN included) define no measure."""
+    import math
+
+    for flag, value in (("--window", args.window), ("--sample-size", args.sample_size)):
+        if value < 1:
+            raise InputError(f"{flag}: expected a positive number of tokens, got {value}")
+    if not (math.isfinite(args.threshold) and 0 < args.threshold < 1):
+        raise InputError(
+            f"--threshold: expected a TTR between 0 and 1 (exclusive), got {args.threshold}"
+        )

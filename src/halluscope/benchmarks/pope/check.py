@@ -70,7 +70,7 @@ def add_parser(subparsers: Any) -> None:
     )
     score.add_argument("--parser", choices=list(PARSERS), default="original")
     score.add_argument("--out", type=Path, required=True, help="scores JSON")
-    score.set_defaults(func=run)
+    score.set_defaults(func=run, input_flags=("--questions", "--answers"))
 
     build = subparsers.add_parser(
         "pope-build",
@@ -108,7 +108,7 @@ def add_parser(subparsers: Any) -> None:
     )
     build.add_argument("--typo", action="store_true", help="reproduce POPE's 'imange' typo")
     build.add_argument("--out", type=Path, required=True, help="question JSONL")
-    build.set_defaults(func=run_build)
+    build.set_defaults(func=run_build, input_flags=("--gt",))
 
 
 # ------------------------------------------------------------------------------------ scoring
@@ -150,6 +150,7 @@ def align_answers(
 
     ``lines``: the questions' line numbers in ``qpath``, for the duplicate-id error.
     """
+    from halluscope.commands._args import no_records
     from halluscope.io import InputError
 
     for i, q in enumerate(questions, start=1):
@@ -159,8 +160,12 @@ def align_answers(
                 f"{qpath}: {where}: expected {{'question_id', 'text', 'label': 'yes'|'no'}}"
             )
     check_unique_ids(questions, qpath, lines)
+    if not questions:
+        expected = 'one {"question_id", "text", "label"} object per line'
+        raise no_records("--questions", qpath, "question record", expected)
     if not answers:
-        raise InputError(f"{apath}: no answers")
+        expected = '{"question_id", "text"} records or a JSON list of {"question", "answer"}'
+        raise no_records("--answers", apath, "answer record", expected)
     for i, a in enumerate(answers, start=1):
         if not isinstance(a, dict):
             raise InputError(f"{apath}: record {i}: expected a JSON object")
@@ -222,7 +227,8 @@ def _by_id(
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
-    from halluscope.io import iter_jsonl_numbered, read_json_records, write_json
+    from halluscope.commands._args import report, score_text, write_result
+    from halluscope.io import iter_jsonl_numbered, read_json_records
 
     numbered = list(iter_jsonl_numbered(args.questions))
     questions = [q for _, q in numbered]
@@ -234,33 +240,81 @@ def run(args: argparse.Namespace) -> None:
         lines=[n for n, _ in numbered],
     )
     preds = [parse_answer(t, args.parser) for t in texts]
-    scores = pope_scores([q["label"] for q in questions], preds)
-    write_json(args.out, {**scores.as_dict(), "parser": args.parser})
+    scores = pope_scores([q["label"] for q in questions], preds).as_dict()
+    write_result(args.out, {**scores, "parser": args.parser})
+    report(
+        "pope",
+        f"{len(questions)} answers ({scores['unparsed']} unparsed), accuracy "
+        f"{score_text(scores['accuracy'])}, F1 {score_text(scores['f1'])}, yes ratio "
+        f"{score_text(scores['yes_ratio'])}",
+        args.out,
+    )
 
 
 # ----------------------------------------------------------------------------------- building
 
 
 def load_gt(path: Path) -> dict[str, list[str]]:
-    """Per-image GT objects from a JSON mapping, CHAIR's export or an items JSONL."""
-    from halluscope.io import InputError, read_json_records
+    """Per-image GT objects from a JSON mapping, CHAIR's export or an items JSONL.
 
-    records = read_json_records(path)
-    if len(records) == 1 and isinstance(records[0], dict) and "gt_objects" not in records[0]:
-        mapping = records[0].get("imid_to_objects", records[0])
-        items = list(mapping.items())
+    A file that is not one JSON document is read as JSONL one line at a time, so an error names
+    the line at fault (a decoder reading on across lines would name a later one).
+    """
+    import json
+
+    from halluscope.io import InputError, iter_jsonl_numbered, read_json_records
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        read_json_records(path)  # raises the reader's error (file not found, file:line)
+        raise
+    if not text.strip():
+        return {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict) and "gt_objects" not in doc:
+        mapping = doc.get("imid_to_objects", doc)
+        if not isinstance(mapping, dict):
+            raise InputError(f"--gt: {path}: 'imid_to_objects' must be an object {{image: [...]}}")
+        items = [(image, objects, f"{path}: image {image!r}") for image, objects in mapping.items()]
     else:
+        where = "line"
+        if isinstance(doc, list):
+            numbered, where = list(enumerate(doc, start=1)), "record"
+        elif doc is not None:
+            numbered = [(1, doc)]
+        elif _first_line_is_json(text):
+            numbered = list(iter_jsonl_numbered(path))
+        else:  # concatenated multi-line JSON documents
+            numbered, where = list(enumerate(read_json_records(path), start=1)), "record"
         items = []
-        for i, rec in enumerate(records, start=1):
+        for number, rec in numbered:
             if not isinstance(rec, dict) or "image_id" not in rec or "gt_objects" not in rec:
-                raise InputError(f"{path}: record {i}: expected {{'image_id', 'gt_objects'}}")
-            items.append((rec["image_id"], rec["gt_objects"]))
+                raise InputError(
+                    f"--gt: {path}: {where} {number}: expected {{'image_id', 'gt_objects'}}"
+                )
+            items.append((rec["image_id"], rec["gt_objects"], f"{path}: {where} {number}"))
     gt: dict[str, list[str]] = {}
-    for image, objects in items:
+    for image, objects, where in items:
         if not isinstance(objects, list) or not all(isinstance(o, str) for o in objects):
-            raise InputError(f"{path}: image {image!r}: expected a list of object names")
+            raise InputError(f"--gt: {where}: image {image!r}: expected a list of object names")
         gt[str(image)] = objects
     return gt
+
+
+def _first_line_is_json(text: str) -> bool:
+    """Whether the first non-blank line is a JSON value by itself (a JSONL file)."""
+    import json
+
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def run_build(args: argparse.Namespace) -> None:
@@ -268,19 +322,38 @@ def run_build(args: argparse.Namespace) -> None:
     import random
 
     from halluscope.benchmarks.pope.metric import build_questions
-    from halluscope.io import write_jsonl
+    from halluscope.commands._args import no_records, report, warn
+    from halluscope.io import InputError, write_jsonl
 
+    for flag, value in (("--n", args.n), ("--images", args.images)):
+        if value is not None and value < 1:
+            raise InputError(f"{flag}: expected a positive integer, got {value}")
     gt = load_gt(args.gt)
+    if not gt:
+        expected = "a JSON {image: [objects]} mapping or JSONL {'image_id', 'gt_objects'} items"
+        raise no_records("--gt", args.gt, "image", expected)
+    eligible = [image for image, objects in gt.items() if len(set(objects)) >= args.n]
+    if not eligible:
+        most = max(len(set(objects)) for objects in gt.values())
+        raise InputError(
+            f"--n {args.n}: no image of {args.gt} has {args.n} distinct objects (the most is "
+            f"{most}), so there would be no question; expected --n of at most {most}"
+        )
     if args.images is not None:
         # Same seed, separate stream: the image sample does not shift the question draws.
-        eligible = [image for image, objects in gt.items() if len(set(objects)) >= args.n]
         if args.images > len(eligible):
-            raise ValueError(
+            raise InputError(
                 f"--images {args.images}: only {len(eligible)} images of {args.gt} have "
                 f"at least {args.n} objects"
             )
         chosen = set(random.Random(f"images:{args.seed}").sample(eligible, args.images))
         gt = {image: objects for image, objects in gt.items() if image in chosen}
+    elif len(eligible) < len(gt):
+        warn(
+            "pope-build",
+            f"{len(gt) - len(eligible)} of {len(gt)} images of {args.gt} have fewer than --n "
+            f"{args.n} distinct objects and get no question",
+        )
     try:
         named = {args.image_template.format(id=image): objects for image, objects in gt.items()}
     except (KeyError, IndexError, ValueError) as err:
@@ -289,3 +362,10 @@ def run_build(args: argparse.Namespace) -> None:
         raise ValueError(f"--image-template {args.image_template!r} gives two images one name")
     questions = build_questions(named, args.setting, n=args.n, seed=args.seed, typo=args.typo)
     write_jsonl(args.out, questions)
+    images = len({q["image"] for q in questions})
+    report(
+        "pope-build",
+        f"{len(questions)} {args.setting} questions ({args.n} yes + {args.n} no for each of "
+        f"{images} images)",
+        args.out,
+    )

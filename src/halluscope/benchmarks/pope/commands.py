@@ -19,7 +19,7 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-pope-questions",
-        "POPE questions",
+        "POPE questions of one setting from the items",
         _pope_questions,
         ("--items", P),
         ("--setting", S),
@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-pope-answers",
-        "POPE answers",
+        "POPE answers of one model",
         _pope_answers,
         ("--questions", P),
         *ANSWER_ARGS,
@@ -39,7 +39,7 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-pope-score",
-        "POPE scores",
+        "POPE accuracy, precision, recall, F1 and yes ratio of one model",
         _pope_score,
         ("--questions", P),
         ("--answers", P),

@@ -67,7 +67,7 @@ def add_parser(subparsers: Any) -> None:
         default="relation",
         help="what a 'no' without attribution counts as (released code: relation)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, input_flags=("--judgments",))
 
 
 _EXPECTED = (
@@ -137,12 +137,17 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
     """Read and check the JSONL file; every error names the file and the line. ``judge``: the
     judge to read from the pipeline's nested ``judgments.jsonl`` (required for that format)."""
     from halluscope.benchmarks.trihe.metric import QuestionJudgments
+    from halluscope.commands._args import no_records
     from halluscope.io import iter_jsonl
 
     out: list[QuestionJudgments] = []
     seen: dict[tuple[str, str], int] = {}
     with_errors: list[bool] = []
-    records = _select_judge(path, list(iter_jsonl(path)), judge)
+    records = list(iter_jsonl(path))
+    if not records:
+        expected = "one line per question: " + _EXPECTED.removeprefix("expected ")
+        raise no_records("--judgments", path, "judgement line", expected)
+    records = _select_judge(path, records, judge)
     for number, rec in enumerate(records, start=1):
         where = f"{path}:{number}"
         missing = [k for k in ("image_id", "question_id", "judgments") if k not in rec]
@@ -192,9 +197,15 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe.metric import hallucination_rates
-    from halluscope.io import write_json
+    from halluscope.commands._args import report, score_text, write_result
 
     questions = read_judgments(args.judgments, args.judge)
-    if not questions:
-        raise InputError(f"{args.judgments}: no judgement line; {_EXPECTED}")
-    write_json(args.out, hallucination_rates(questions, unattributed=args.unattributed))
+    rates = hallucination_rates(questions, unattributed=args.unattributed)
+    write_result(args.out, rates)
+    judge = f" (judge {args.judge})" if args.judge else ""
+    report(
+        "trihe",
+        f"{len(questions)} questions{judge}, {rates['n_triplets']} triplets, Hallu_Q "
+        f"{score_text(rates['hallu_q'], 1)}%, Hallu_I {score_text(rates['hallu_i'], 1)}%",
+        args.out,
+    )
