@@ -4,16 +4,23 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 STAMP := $(VENV)/.installed
+# llama.cpp is compiled for one pinned instruction set (x86-64-v3: AVX2, FMA, F16C, no AVX-512),
+# never -march=native: other SIMD kernels round differently and flip greedy near-ties, so a
+# native build on another CPU writes other bytes (README "What reproduces where").
+LLAMA_CMAKE_ARGS := $(shell cat envs/llama-cpp-cmake-args)
+LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: install demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean
+.PHONY: install install-llama system-deps demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Pinned install; torch==2.13.0 so pip takes the CPU build. Re-run when the lock changes.
-$(STAMP): $(BIN)/python requirements.lock pyproject.toml
+$(STAMP): $(BIN)/python requirements.lock pyproject.toml envs/llama-cpp-cmake-args
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
+	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(BIN)/pip install -r requirements.lock
 	$(BIN)/pip install --no-deps -e .
 	$(BIN)/python -m compileall -q src
@@ -21,16 +28,40 @@ $(STAMP): $(BIN)/python requirements.lock pyproject.toml
 
 install: $(STAMP)
 
+# Rebuild only llama-cpp-python with the pinned instruction set (e.g. after a natively tuned
+# build was installed by hand: the pipeline refuses one, naming the features that differ).
+install-llama: $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
+	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+
+# The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
+# its build test), Java (METEOR 1.5 for NOPE), git (DVC). Installed when run as root (or with
+# sudo), otherwise named with the one command that installs them.
+DEBIAN_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
+    texlive-fonts-recommended default-jre-headless git
+system-deps:
+	@missing=""; \
+	command -v pdflatex >/dev/null || missing="$$missing pdflatex"; \
+	command -v java >/dev/null || missing="$$missing java"; \
+	command -v git >/dev/null || missing="$$missing git"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; else \
+	    echo "missing:$$missing; install them with: sudo apt-get install -y $(DEBIAN_PACKAGES)" >&2; exit 1; fi; \
+	  echo "installing Debian packages for:$$missing"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEBIAN_PACKAGES); \
+	fi
+
 # compileall: every job is a new Python process; with bytecode cached for src/ (pip does it for
 # site-packages) none of the ~200 demo jobs compiles halluscope's modules again, even where
 # PYTHONDONTWRITEBYTECODE is set (it stops writing .pyc files, not reading them).
-demo: $(STAMP)
+demo: system-deps $(STAMP)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
 
 # The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
-test: $(STAMP)
+test: system-deps $(STAMP)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m "not slow"
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m slow

@@ -38,6 +38,9 @@ include: "rules/tables.smk"
 include: "rules/paper.smk"
 
 
+mark_replaced_outputs()
+
+
 rule all:
     default_target: True
     input:
@@ -45,3 +48,4 @@ rule all:
         f"results/metrics/{RUN}.json",
         caos_figure_files(),
         benchmark_figure_files(),
+        dvc_stage_files(),

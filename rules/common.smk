@@ -204,3 +204,34 @@ def paper_inputs():
         files += [f"results/report/{profile}/{t}.tex" for t in tables]
         files += [f"results/figures/{profile}/{f}.pdf" for f in figures]
     return files
+
+
+def mark_replaced_outputs():
+    """Outputs that `dvc checkout` (or anything but Snakemake) replaced since Snakemake built
+    them carry a Snakemake record that no longer describes them: mark them incomplete, so this
+    run rebuilds them (halluscope.provenance). Only the main process looks, never a job's."""
+    import glob
+    import sys
+
+    from halluscope.provenance import describe, mark_incomplete, replaced_outputs
+
+    if not workflow.is_main_process:
+        return
+    roots = sorted(glob.glob(f"results/*/{RUN}")) + [f"results/metrics/{RUN}.json"]
+    replaced = replaced_outputs(roots)
+    if replaced:
+        print(describe(replaced), file=sys.stderr)
+        mark_incomplete({r.output for r in replaced})
+
+
+def dvc_stage_files():
+    """What the target of every DVC stage builds (halluscope.registry.STAGES); `all` builds it
+    too, so `dvc repro` right after `snakemake` finds every stage up to date, and the reverse."""
+    from halluscope.registry import STAGES
+
+    files = []
+    for stage in STAGES:
+        for name in stage.target.split():
+            target = getattr(rules, name)
+            files.extend(target.output or target.input)
+    return files

@@ -6,6 +6,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def _git_identity() -> None:
+    """The whole-DAG and DVC tests commit into temporary repositories: on a bare machine with no
+    git identity configured, give those commits one (environment only, nothing configured)."""
+    import os
+    import subprocess
+
+    for key, value in (("name", "halluscope tests"), ("email", "tests@halluscope.invalid")):
+        try:
+            found = subprocess.run(["git", "config", f"user.{key}"], capture_output=True, text=True)
+            configured = found.returncode == 0 and found.stdout.strip()
+        except OSError:  # no git at all: the tests that need it say so
+            configured = False
+        if not configured:
+            for role in ("AUTHOR", "COMMITTER"):
+                os.environ.setdefault(f"GIT_{role}_{key.upper()}", value)
+
+
+_git_identity()
+
+
 import pytest  # noqa: E402
 
 

@@ -22,6 +22,7 @@ COPY = [
     "Snakefile",
     "rules",
     "params.yaml",
+    "profiles",
     "config",
     "data",
     "envs",

@@ -76,6 +76,9 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
+        from halluscope.determinism import configure_torch
+
+        configure_torch()
         self.name = name
         self.model = SentenceTransformer(model_path, device="cpu")
 

@@ -262,6 +262,9 @@ class LlamaCppBackend:
             if model is None:
                 from llama_cpp import Llama
 
+                from halluscope.determinism import check_llama_build
+
+                check_llama_build()  # the pinned instruction set, or a clear refusal
                 with _model_params_patch(self.extra_buffers):
                     model = Llama(
                         model_path=str(self.model_path),

@@ -56,4 +56,9 @@ def run(
     embedder = load_embedder(embedder_id, settings.spec)
     words, matrix, missing = embed_names(embedder, sorted(names))
     save_vectors(out, words, matrix)
-    write_json(missing_out, {"embedder": embedder_id, "missing": missing, "n_embedded": len(words)})
+    record = {"embedder": embedder_id, "missing": missing, "n_embedded": len(words)}
+    if settings.spec.get("kind") == "sentence-transformers":
+        from halluscope.determinism import torch_kernels
+
+        record["kernels"] = torch_kernels()  # the pinned kernel set that computed the vectors
+    write_json(missing_out, record)

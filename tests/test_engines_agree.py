@@ -1,0 +1,119 @@
+"""Snakemake and DVC agree on what is up to date, and no output is stale under a false label.
+
+* the demo built by `snakemake` (default target) reproduces the committed dvc.lock: `dvc repro`
+  runs nothing and `dvc commit` leaves dvc.lock as committed;
+* after `dvc repro` has rerun stages for a params change, `snakemake -n` has nothing to do;
+* the sequence of issue 20 (`dvc exp run -S caos.k=5`, params.yaml back to k=3, `snakemake`,
+  `dvc checkout --force`, `snakemake`) ends with the k=3 files everywhere and nothing to do.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from pipeline_helpers import ROOT, add_build, env, planned_jobs, run, snakemake
+from test_replication import GIT, digests, fresh_clone
+
+pytestmark = pytest.mark.slow
+
+
+def _clone_with_build(demo_build: Path, dest: Path) -> Path:
+    """A fresh clone (the committed dvc.lock) carrying the session's demo build."""
+    root = add_build(demo_build, fresh_clone(dest))
+    assert (root / "dvc.lock").exists()
+    return root
+
+
+def _stages_run(stdout: str) -> set[str]:
+    return {line.split("'")[1] for line in stdout.splitlines() if "Running stage" in line}
+
+
+def test_snakemake_build_reproduces_the_committed_lock(demo_build: Path, tmp_path: Path) -> None:
+    """The default target builds every DVC stage's outputs, with the bytes dvc.lock names."""
+    root = _clone_with_build(demo_build, tmp_path / "a")
+    committed_lock = (ROOT / "dvc.lock").read_text(encoding="utf-8")
+    assert planned_jobs(root) == {}, "the default target has work left after `all`"
+    status = run(["dvc", "status", "--json"], root)
+    assert status.stdout.strip() in ("{}", ""), f"dvc.lock not reproduced: {status.stdout[:3000]}"
+    proc = run(["dvc", "repro"], root)
+    assert _stages_run(proc.stdout) == set(), proc.stdout[-3000:]
+    run(["dvc", "commit", "--force", "--quiet"], root)
+    assert (root / "dvc.lock").read_text(encoding="utf-8") == committed_lock
+
+
+def test_dvc_repro_leaves_snakemake_nothing_to_do(demo_build: Path, tmp_path: Path) -> None:
+    root = _clone_with_build(demo_build, tmp_path / "b")
+    run(["dvc", "commit", "--force", "--quiet"], root)
+    params = (root / "params.yaml").read_text(encoding="utf-8")
+    (root / "params.yaml").write_text(
+        re.sub(r"(?m)^(  k:) 3\b", r"\1 4", params, count=1), encoding="utf-8"
+    )
+    proc = run(["dvc", "repro"], root)
+    assert {"score", "figures", "tables"} <= _stages_run(proc.stdout), proc.stdout[-3000:]
+    assert planned_jobs(root) == {}
+    assert planned_jobs(root, "results/tables/", "all") == {}
+
+
+CHECKED = (
+    "results/scores/",
+    "results/tables/demo/",
+    "results/report/",
+    "results/figures/",
+    "results/metrics/",
+)
+
+
+def _checked(found: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in found.items() if k.startswith(CHECKED)}
+
+
+def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(
+    demo_build: Path, tmp_path: Path
+) -> None:
+    """Issue 20's sequence: the k=5 files that `dvc checkout` restores are not taken for the k=3
+    ones Snakemake built; the run rebuilds them and ends with the k=3 bytes everywhere."""
+    root = _clone_with_build(demo_build, tmp_path / "c")
+    run(["dvc", "commit", "--force", "--quiet"], root)
+    run([*GIT, "add", "dvc.lock"], root)
+    run([*GIT, "commit", "-qm", "demo run"], root)
+    k3 = _checked(digests(root))
+    run(["dvc", "exp", "run", "-S", "caos.k=5"], root)
+    assert "k: 5" in (root / "params.yaml").read_text(encoding="utf-8")
+    k5 = _checked(digests(root))
+    assert k5 != k3
+    run(["git", "checkout", "params.yaml"], root)
+    snakemake(root, "--cores", "2", "results/tables/", "all")
+    assert _checked(digests(root)) == k3
+    run(["dvc", "checkout", "--force"], root)  # dvc.lock still names the k=5 outputs
+    assert _checked(digests(root)) == k5
+    proc = snakemake(root, "--cores", "2", "results/tables/", "all")
+    assert "replaced after Snakemake built them" in proc.stderr, proc.stderr[-3000:]
+    after = _checked(digests(root))
+    differing = sorted(k for k in k3 if after.get(k) != k3[k])
+    assert not differing, differing[:10]
+    setting = (root / "results/tables/demo/caos_setting.tex").read_text(encoding="utf-8")
+    assert "top-3" in setting
+    assert planned_jobs(root, "results/tables/", "all") == {}
+
+
+def test_replaced_output_without_rerun_incomplete_stops_naming_it(
+    demo_build: Path, tmp_path: Path
+) -> None:
+    """Without the workflow profile's rerun-incomplete, the replaced file stops the run before
+    any job, named, with the flag that rebuilds it."""
+    root = _clone_with_build(demo_build, tmp_path / "d")
+    summary = root / "results/scores/demo/summary.csv"
+    summary.write_bytes(summary.read_bytes())  # same bytes, a write Snakemake did not make
+    proc = subprocess.run(
+        ["snakemake", "--workflow-profile", "none", "--cores", "1", "-n", "results/tables/"],
+        cwd=root,
+        env=env(),
+        capture_output=True,
+        text=True,
+    )
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0, text[-3000:]
+    assert "results/scores/demo/summary.csv" in text and "--rerun-incomplete" in text

