@@ -19,6 +19,9 @@ that, reproducibly:
   object in it (``not_object``, :data:`NOT_OBJECTS`: image, photo, scene, mood...), phrases
   rather than names (``phrase``: "person wearing a spacesuit") and names that only occur inside
   a longer L2 name (``overlapped``);
+- lexicon L2 (optional): the nouns of an out-of-domain lexicon, each match kept only where
+  :class:`~halluscope.objects.nouns.NounCheck` reads it as an object in that caption (not the
+  modal "can", the modifier in "coffee table", the photograph in "the picture shows");
 - L = L1 united with L2 in caption order. An L2 occurrence overlapping an L1 (or lexicon)
   mention is that object and is not duplicated; a name with no other occurrence is listed under
   ``covered``. An L2 mention whose head word maps to an MSCOCO class through the synonym table
@@ -50,6 +53,7 @@ from halluscope.models.cache import ResponseCache
 from halluscope.models.stop_rules import list_cut
 from halluscope.objects.lexicon import LexiconMatcher, word_forms
 from halluscope.objects.normalize import lemmatize
+from halluscope.objects.nouns import REASONS, NounCheck
 from halluscope.objects.parser import Mention, ObjectParser, scan_tokens, tokenize
 
 PROMPT_VERSION = "caos-5shot-1"
@@ -367,6 +371,8 @@ class LLMObjectExtractor:
         batch_size: int = 4,
         lexicon: LexiconMatcher | None = None,
         grammar: str = "schema",
+        nouns: NounCheck | None = None,
+        audit: bool = False,
     ) -> None:
         if backend is not None and cache is None:
             raise ValueError("the LLM extractor needs a ResponseCache for its backend")
@@ -379,6 +385,8 @@ class LLMObjectExtractor:
         self.grammar = grammar
         self.batch_size = batch_size
         self.lexicon = lexicon
+        self.nouns = nouns
+        self.audit = audit
         self.stats: dict[str, int] = {
             "captions": 0,
             "llm_requests": 0,
@@ -389,6 +397,10 @@ class LLMObjectExtractor:
             "l2_covered": 0,
             "l2_added": 0,
         }
+        if lexicon is not None:
+            self.stats["lexicon_kept"] = 0
+            if nouns is not None:
+                self.stats.update({f"lexicon_rejected_{reason}": 0 for reason in REASONS})
 
     # -- LLM -------------------------------------------------------------------------------------
 
@@ -422,24 +434,43 @@ class LLMObjectExtractor:
 
     # -- merge -----------------------------------------------------------------------------------
 
-    def merge(self, caption: str, l2: L2Reply | None) -> dict[str, Any]:
-        """The record fields for one caption: ``objects`` (L in caption order) and ``llm``."""
+    def candidates(self, caption: str) -> tuple[list[Mention], list[Mention]]:
+        """The rule-based mentions of ``caption`` and the lexicon matches that overlap none of
+        them (before the noun check), each in caption order."""
+        rule = self.parser.parse(caption)
+        if self.lexicon is None:
+            return rule, []
+        spans = [(m.start, m.end) for m in rule]
+        return rule, [m for m in self.lexicon.find(caption) if not _overlaps(m, spans)]
+
+    def merge(
+        self,
+        caption: str,
+        l2: L2Reply | None,
+        found: tuple[list[Mention], list[Mention]] | None = None,
+    ) -> dict[str, Any]:
+        """The record fields for one caption: ``objects`` (L in caption order) and ``llm``
+        (with ``audit``, also ``lexicon_rejected``: the lexicon matches the noun check dropped,
+        with the reason). ``found``: :meth:`candidates` of ``caption`` when already known."""
         self.stats["captions"] += 1
+        rule, lexical = self.candidates(caption) if found is None else found
         objects: list[tuple[int, int, dict[str, Any]]] = []
         spans: list[tuple[int, int]] = []
-        for m in self.parser.parse(caption):
+        for m in rule:
             spans.append((m.start, m.end))
             objects.append((m.start, m.position, _obj(m.class_name, m, True, "rule")))
-
-        def overlaps(m: Mention) -> bool:
-            return any(m.start < end and start < m.end for start, end in spans)
-
-        if self.lexicon is not None:
-            for m in self.lexicon.find(caption):
-                if overlaps(m):
-                    continue
-                spans.append((m.start, m.end))
-                objects.append((m.start, m.position, _obj(m.class_name, m, False, "lexicon")))
+        rejected: list[dict[str, Any]] = []
+        for m in lexical:
+            reason = None
+            if self.nouns is not None:
+                reason = self.nouns.reason(caption, m.start, m.end, m.class_name)
+            if reason is not None:
+                self.stats[f"lexicon_rejected_{reason}"] += 1
+                rejected.append({**_obj(m.class_name, m, False, "lexicon"), "reason": reason})
+                continue
+            self.stats["lexicon_kept"] += 1
+            spans.append((m.start, m.end))
+            objects.append((m.start, m.position, _obj(m.class_name, m, False, "lexicon")))
         record: dict[str, Any] = {}
         if l2 is not None:
             if not l2.valid:
@@ -466,12 +497,20 @@ class LLMObjectExtractor:
             }
         objects.sort(key=lambda o: (o[0], o[1]))
         record["objects"] = [o for _, _, o in objects]
+        if self.audit:
+            record["lexicon_rejected"] = rejected
         return record
 
     def extract(self, captions: Sequence[str], use_llm: bool = True) -> list[dict[str, Any]]:
-        """Record fields (``objects`` and, with the LLM, ``llm``) for each caption, in order."""
+        """Record fields (``objects`` and, with the LLM, ``llm``) for each caption, in order.
+
+        The candidates are found once per distinct caption, and the noun check tags the
+        lexicon matches of all of them in one batch."""
         l2 = self.ask(captions) if use_llm else {}
-        return [self.merge(c, l2.get(c) if use_llm else None) for c in captions]
+        found = {c: self.candidates(c) for c in dict.fromkeys(captions)}
+        if self.nouns is not None:
+            self.nouns.prepare({c: [(m.start, m.end) for m in f[1]] for c, f in found.items()})
+        return [self.merge(c, l2.get(c) if use_llm else None, found[c]) for c in captions]
 
 
 def head_class(parser: ObjectParser, name: str) -> str | None:
@@ -501,6 +540,10 @@ def head_class(parser: ObjectParser, name: str) -> str | None:
             if cls is not None:
                 return cls
     return None
+
+
+def _overlaps(m: Mention, spans: Iterable[tuple[int, int]]) -> bool:
+    return any(m.start < end and start < m.end for start, end in spans)
 
 
 def _obj(name: str, mention: Mention, in_domain: bool, source: str) -> dict[str, Any]:
