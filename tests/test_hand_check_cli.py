@@ -150,7 +150,7 @@ COMMANDS: dict[str, tuple[Callable[[Path, Path], list], str]] = {
     ),
     "chair": (chair_argv, r"2 captions, CHAIR_S 0\.500, CHAIR_I 0\.250"),
     "pope": (pope_argv, r"2 answers \(0 unparsed\), accuracy 0\.500, F1 0\.667, yes ratio 1\.000"),
-    "pope-build": (pope_build_argv, r"8 popular questions \(2 yes \+ 2 no for each of 2 images\)"),
+    "pope-build": (pope_build_argv, r"8 popular questions, 2 yes \+ 2 no per image, 2 image\(s\)"),
     "trihe": (
         trihe_argv,
         r"2 questions, 3 triplets, Hallu_Q \d+\.\d%, Hallu_I \d+\.\d%",
@@ -225,6 +225,66 @@ def test_fetch_prints_a_summary_after_the_paths(
         "halluscope fetch: 1 file(s) verified against their checksums (paths on stdout)"
     ), err
     assert "coco/annotations_trainval2014.zip" in json.loads(lock.read_text())["files"]
+
+
+def degenerate(command: str, d: Path) -> None:
+    """Rewrite the valid input of ``command`` (built in ``d``) into a legal but degenerate one."""
+    if command == "caos":
+        objects = json.loads((d / "objects.jsonl").read_text())
+        for obj in objects["objects"]:
+            obj["present"] = True
+        write_lines(d / "objects.jsonl", objects)
+    elif command == "chair":
+        write_lines(d / "captions.jsonl", {"image_id": 1, "caption": "Nothing to see here."})
+    elif command == "pope":
+        write_lines(d / "q.jsonl", question(1, "dog", "yes"), question(2, "cat", "yes"))
+    elif command == "phd":
+        write_lines(
+            d / "r.jsonl",
+            {"id": 1, "mode": "base", "task": "object", "label": "yes", "answer": "Yes"},
+        )
+    elif command == "trihe":
+        write_lines(d / "j.jsonl", {"image_id": "A", "question_id": 1, "judgments": []})
+    elif command == "trihe-null":
+        write_lines(d / "j.jsonl", {"image_id": "A", "question_id": 1, "judgments": [None]})
+
+
+@pytest.mark.parametrize(
+    ("command", "warning"),
+    [
+        ("caos", "no caption has a hallucinated object: every CAOS score is undefined (null)"),
+        ("chair", "no caption mentions an MSCOCO object: CHAIR_I is 0 by convention"),
+        (
+            "pope",
+            "every question of {d}/q.jsonl has label 'yes': precision, recall and F1 "
+            "describe one class only",
+        ),  # fmt: skip
+        ("phd", "no answer has label 'no': the PhD Index is undefined (null)"),
+        ("trihe", "no question has a judged triplet: Hallu_Q and Hallu_I are undefined (null)"),
+        (
+            "trihe-null",
+            "every judgement is null (no judge reply parsed): counted as not hallucinated",
+        ),
+    ],
+)
+def test_degenerate_result_gets_a_one_line_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture, command: str, warning: str
+) -> None:
+    out = tmp_path / "out.json"
+    argv = COMMANDS[command.removesuffix("-null")][0](tmp_path, out)
+    degenerate(command, tmp_path)
+    command = command.removesuffix("-null")
+    code, err = run(capsys, argv)
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0] == f"halluscope {command}: warning: {warning.format(d=tmp_path)}"
+    assert lines[1].startswith(f"halluscope {command}: ") and lines[1].endswith(f" -> {out}")
+    json.loads(out.read_text(), parse_constant=not_json)
+
+
+def not_json(token: str) -> None:
+    raise AssertionError(f"not JSON: {token}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -437,10 +497,7 @@ def test_lexdiv_undefined_measure_is_a_warning_and_the_json_is_strict(
     assert lines[1].startswith("halluscope lexdiv: warning: hdd is undefined"), lines
     assert lines[2].startswith("halluscope lexdiv: 2 questions, 12 tokens, MATTR n/a"), lines
 
-    def strict(token: str) -> None:
-        raise AssertionError(f"not JSON: {token}")
-
-    document = json.loads(out.read_text(), parse_constant=strict)
+    document = json.loads(out.read_text(), parse_constant=not_json)
     assert document["overall"]["mattr"] is None
     assert not math.isnan(document["overall"]["params"]["mtld_threshold"])
 

@@ -102,7 +102,7 @@ def read_synonyms(path: Path) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from halluscope.commands._args import no_records, report, score_text, write_result
+    from halluscope.commands._args import no_records, report, score_text, warn, write_result
     from halluscope.data.coco import load_gt
     from halluscope.metrics.chair import chair_scores
     from halluscope.objects.parser import ObjectParser
@@ -141,6 +141,8 @@ def run(args: argparse.Namespace) -> None:
             ],
         },
     )
+    if not overall["n_mentions"]:
+        warn("chair", "no caption mentions an MSCOCO object: CHAIR_I is 0 by convention")
     report(
         "chair",
         f"{len(captions)} captions, CHAIR_S {score_text(overall['CHAIRs'])}, "

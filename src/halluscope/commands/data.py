@@ -133,7 +133,7 @@ def check_lock(path: Path) -> None:
     is an error naming it, never skipped (a typo would verify nothing, or start a new lock)."""
     from halluscope.data.fetch import ChecksumLock, DataError
 
-    hint = "leave --lock out to use the default (data/checksums.lock.json)"
+    hint = "leave --lock out to use data/checksums.lock.json"
     if path.is_dir():
         raise InputError(f"--lock: {path}: is a directory; expected a checksum lock file ({hint})")
     if not path.exists():

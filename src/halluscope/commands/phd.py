@@ -91,7 +91,7 @@ def read_answers(path: Path) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.metric import phd_report
-    from halluscope.commands._args import no_records, report, score_text, write_result
+    from halluscope.commands._args import no_records, report, score_text, warn, write_result
 
     answers = read_answers(args.responses)
     if not answers:
@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> None:
         raise no_records("--responses", args.responses, "answer line", expected)
     result = phd_report(answers)
     write_result(args.out, result)
+    if result["overall"] is None:
+        missing = "yes" if result["recall_yes"] is None else "no"
+        warn("phd", f"no answer has label {missing!r}: the PhD Index is undefined (null)")
     report(
         "phd",
         f"{len(answers)} answers ({result['unparsed']} unparsed), PhD Index "

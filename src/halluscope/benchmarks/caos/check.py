@@ -260,7 +260,7 @@ def _check_finite(values: dict[str, Any], where: str) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
-    from halluscope.commands._args import report, score_text
+    from halluscope.commands._args import report, score_text, warn
     from halluscope.embeddings import KeyedVectorsEmbedder, embed_names, load_keyed_vectors
     from halluscope.io import atomic_write_text
 
@@ -305,6 +305,8 @@ def run(args: argparse.Namespace) -> None:
         args.out,
         json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
     )
+    if overall["n_no_hallucination"] == len(captions):
+        warn("caos", "no caption has a hallucinated object: every CAOS score is undefined (null)")
     report(
         "caos",
         f"{len(captions)} captions "

@@ -227,7 +227,7 @@ def _by_id(
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
-    from halluscope.commands._args import report, score_text, write_result
+    from halluscope.commands._args import report, score_text, warn, write_result
     from halluscope.io import iter_jsonl_numbered, read_json_records
 
     numbered = list(iter_jsonl_numbered(args.questions))
@@ -242,6 +242,10 @@ def run(args: argparse.Namespace) -> None:
     preds = [parse_answer(t, args.parser) for t in texts]
     scores = pope_scores([q["label"] for q in questions], preds).as_dict()
     write_result(args.out, {**scores, "parser": args.parser})
+    labels = sorted({q["label"] for q in questions})
+    if len(labels) == 1:
+        warn("pope", f"every question of {args.questions} has label {labels[0]!r}: "
+                     "precision, recall and F1 describe one class only")  # fmt: skip
     report(
         "pope",
         f"{len(questions)} answers ({scores['unparsed']} unparsed), accuracy "
@@ -365,7 +369,7 @@ def run_build(args: argparse.Namespace) -> None:
     images = len({q["image"] for q in questions})
     report(
         "pope-build",
-        f"{len(questions)} {args.setting} questions ({args.n} yes + {args.n} no for each of "
-        f"{images} images)",
+        f"{len(questions)} {args.setting} questions, {args.n} yes + {args.n} no per image, "
+        f"{images} image(s)",
         args.out,
     )

@@ -197,11 +197,17 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe.metric import hallucination_rates
-    from halluscope.commands._args import report, score_text, write_result
+    from halluscope.commands._args import report, score_text, warn, write_result
 
     questions = read_judgments(args.judgments, args.judge)
     rates = hallucination_rates(questions, unattributed=args.unattributed)
     write_result(args.out, rates)
+    if rates["hallu_q"] is None:
+        warn("trihe", "no question has a judged triplet: Hallu_Q and Hallu_I are undefined (null)")
+    elif rates["n_null"] == rates["n_triplets"]:
+        warn(
+            "trihe", "every judgement is null (no judge reply parsed): counted as not hallucinated"
+        )
     judge = f" (judge {args.judge})" if args.judge else ""
     report(
         "trihe",
