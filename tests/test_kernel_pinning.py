@@ -88,9 +88,7 @@ def _embed(extra: dict[str, str]) -> dict:
 def test_minilm_embeddings_identical_across_capability_and_threads() -> None:
     runs = {
         "this CPU, 1 thread": _embed({}),
-        "AVX-512 asked for, 2 threads": _embed(
-            {**AVX512_CALLER, determinism.THREADS_ENV: "2"}
-        ),
+        "AVX-512 asked for, 2 threads": _embed({**AVX512_CALLER, determinism.THREADS_ENV: "2"}),
         "AVX2-only machine, 2 threads": _embed({**AVX2_MACHINE, determinism.THREADS_ENV: "2"}),
         "AVX2-only machine, 1 thread": _embed(AVX2_MACHINE),
     }
@@ -198,10 +196,40 @@ def test_a_cpu_without_avx2_is_told_why(tmp_path: Path) -> None:
     assert determinism.missing_cpu_flags(cpuinfo) == ["avx2", "fma", "f16c", "bmi2"]
 
 
-def test_pin_overrides_the_callers_choice_unless_native() -> None:
+def test_pin_overrides_the_callers_choice_unless_native(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(determinism, "missing_cpu_flags", lambda: [])
     environ = dict(AVX512_CALLER)
     determinism.pin_kernels(environ)
     assert {k: environ[k] for k in determinism.KERNEL_ENV} == determinism.KERNEL_ENV
     environ = {**AVX512_CALLER, determinism.NATIVE_ENV: "1"}
     determinism.pin_kernels(environ)
     assert environ["ATEN_CPU_CAPABILITY"] == "avx512"
+    monkeypatch.setattr(determinism, "missing_cpu_flags", lambda: ["avx2"])
+    environ = {}
+    determinism.pin_kernels(environ)
+    assert "OPENBLAS_CORETYPE" not in environ, "Haswell kernels on a CPU without AVX2"
+
+
+NUMPY_SCRIPT = """
+import json
+import halluscope  # pins the kernels before numpy loads OpenBLAS
+import numpy as np
+from numpy._core._multiarray_umath import __cpu_features__
+from threadpoolctl import threadpool_info
+blas = [p for p in threadpool_info() if p["internal_api"] == "openblas"]
+print(json.dumps({"x86_v4": __cpu_features__.get("X86_V4", False),
+                  "blas": [(p["architecture"], p["num_threads"]) for p in blas]}))
+"""
+
+
+def test_numpy_runs_the_pinned_openblas_kernels_whatever_the_caller_asks() -> None:
+    """CAOS's cosines and means go through numpy: its OpenBLAS picks kernels per CPU
+    (DYNAMIC_ARCH) unless told; the pin holds even when the caller asks for AVX-512 ones."""
+    caller = {"OPENBLAS_CORETYPE": "SkylakeX", "OPENBLAS_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", NUMPY_SCRIPT], env=_env(caller), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["x86_v4"] is False
+    assert found["blas"] and all(b == ["Haswell", 1] for b in found["blas"]), found

@@ -10,6 +10,9 @@ move, greedy decoding flips on a near-tie, and every file downstream differs fro
 - torch: ``ATEN_CPU_CAPABILITY`` caps ATen's vectorised kernels; ``MKL_CBWR=AVX2,STRICT`` is
   MKL's conditional numerical reproducibility (AVX2 code path, results independent of the
   thread count); ``MKL_ENABLE_INSTRUCTIONS`` / ``ONEDNN_MAX_CPU_ISA`` cap MKL and oneDNN dispatch.
+- numpy (CAOS cosines, pooled means): ``OPENBLAS_CORETYPE=Haswell`` fixes the kernels of its
+  DYNAMIC_ARCH OpenBLAS (SkylakeX on an AVX-512 CPU otherwise), ``NPY_DISABLE_CPU_FEATURES``
+  turns off numpy's own AVX-512 loops, ``OPENBLAS_NUM_THREADS=1`` one thread per job.
 
 Set ``HALLUSCOPE_NATIVE_KERNELS=1`` to let each library pick its fastest kernels (outputs may
 then differ from machine to machine; the provenance of each model artifact says which).
@@ -33,6 +36,9 @@ KERNEL_ENV: dict[str, str] = {
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "DNNL_MAX_CPU_ISA": "AVX2",
+    "OPENBLAS_CORETYPE": "Haswell",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
 }
 
 #: CPU flags (``/proc/cpuinfo``) the pinned llama.cpp build executes.
@@ -76,6 +82,8 @@ def pin_kernels(environ: dict[str, str] | None = None) -> None:
     if environ.get(NATIVE_ENV, "") not in ("", "0"):
         return
     environ.update(KERNEL_ENV)
+    if missing_cpu_flags():  # Haswell kernels would stop with an illegal instruction
+        environ.pop("OPENBLAS_CORETYPE")
 
 
 def pinned_cmake_options(path: Path = CMAKE_ARGS_FILE) -> dict[str, bool]:
