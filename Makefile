@@ -15,12 +15,19 @@ LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Pinned install; torch==2.13.0 so pip takes the CPU build. Re-run when the lock changes.
-$(STAMP): $(BIN)/python requirements.lock pyproject.toml envs/llama-cpp-cmake-args
-	$(BIN)/pip install --upgrade pip
-	$(BIN)/pip install torch==2.13.0
+# The pinned llama.cpp build, once per version and set of CMake arguments (the stamp's name
+# carries both): compiled from source, never a cached wheel built for another CPU.
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPP_VERSION)-$(shell cksum envs/llama-cpp-cmake-args | cut -d' ' -f1)
+$(LLAMA_STAMP): $(BIN)/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
 	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	rm -f $(VENV)/.llama-*
+	touch $@
+
+# Pinned install; torch==2.13.0 so pip takes the CPU build. Re-run when the lock changes.
+$(STAMP): $(LLAMA_STAMP) requirements.lock pyproject.toml
+	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -r requirements.lock
 	$(BIN)/pip install --no-deps -e .
 	$(BIN)/python -m compileall -q src
@@ -28,11 +35,11 @@ $(STAMP): $(BIN)/python requirements.lock pyproject.toml envs/llama-cpp-cmake-ar
 
 install: $(STAMP)
 
-# Rebuild only llama-cpp-python with the pinned instruction set (e.g. after a natively tuned
-# build was installed by hand: the pipeline refuses one, naming the features that differ).
-install-llama: $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
-	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+# Rebuild llama-cpp-python with the pinned instruction set (e.g. after a natively tuned build
+# was installed by hand: the pipeline refuses one, naming the features that differ).
+install-llama:
+	rm -f $(VENV)/.llama-*
+	$(MAKE) $(LLAMA_STAMP)
 
 # The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
 # its build test), Java (METEOR 1.5 for NOPE), git (DVC). Installed when run as root (or with

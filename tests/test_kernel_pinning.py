@@ -85,6 +85,7 @@ def _embed(extra: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # new processes loading torch or llama.cpp: the whole-model tier
 def test_minilm_embeddings_identical_across_capability_and_threads() -> None:
     runs = {
         "this CPU, 1 thread": _embed({}),
@@ -101,6 +102,7 @@ def test_minilm_embeddings_identical_across_capability_and_threads() -> None:
         assert run["kernels"]["env"] == dict(sorted(determinism.KERNEL_ENV.items()))
 
 
+@pytest.mark.slow  # new processes loading torch or llama.cpp: the whole-model tier
 def test_native_kernels_are_opt_in_and_recorded() -> None:
     """HALLUSCOPE_NATIVE_KERNELS=1 lets the caller's choice through, and the provenance says so."""
     run = _embed({determinism.NATIVE_ENV: "1", "ATEN_CPU_CAPABILITY": "default"})
@@ -144,6 +146,7 @@ def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@pytest.mark.slow  # new processes loading torch or llama.cpp: the whole-model tier
 def test_llm_extraction_identical_across_threads_and_runs(tmp_path: Path) -> None:
     responses = _responses(tmp_path / "responses.jsonl")
     digests = {
