@@ -75,6 +75,22 @@ def build_extractor(synonyms: str, variant: str, lexicon: str):
     return extract
 
 
+def extract_texts(
+    texts: Sequence[str],
+    synonyms: str = "builtin",
+    variant: str = "pattern",
+    lexicon: str = "builtin",
+    audit: bool = False,
+) -> list[dict[str, Any]]:
+    """The record fields of the ``rule+lexicon`` method for each caption, in order: what the
+    extract stage writes for them (one batch, the noun check tagging each distinct caption's
+    matches once). ``audit`` adds ``lexicon_rejected``: the matches the noun check dropped, with
+    the reason (``halluscope objects`` shows them)."""
+    extractor = _extractor(synonyms, variant, lexicon, "rule+lexicon", None, None)
+    extractor.audit = audit
+    return extractor.extract(list(texts), use_llm=False)
+
+
 def _extractor(
     synonyms: str,
     variant: str,
