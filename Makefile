@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE_ARGS := $(shell cat envs/llama-cpp-cmake-args)
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: install install-llama system-deps demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean
+.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,15 +42,17 @@ install-llama:
 	$(MAKE) $(LLAMA_STAMP)
 
 # The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
-# its build test), Java (METEOR 1.5 for NOPE), git (DVC). Installed when run as root (or with
-# sudo), otherwise named with the one command that installs them.
+# its build test), Java (METEOR 1.5 for NOPE), git (DVC), npm (the plotting libraries of
+# `dvc plots show`). Installed when run as root (or with sudo), otherwise named with the one
+# command that installs them.
 DEBIAN_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
-    texlive-fonts-recommended default-jre-headless git
+    texlive-fonts-recommended default-jre-headless git npm
 system-deps:
 	@missing=""; \
 	command -v pdflatex >/dev/null || missing="$$missing pdflatex"; \
 	command -v java >/dev/null || missing="$$missing java"; \
 	command -v git >/dev/null || missing="$$missing git"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; else \
 	    echo "missing:$$missing; install them with: sudo apt-get install -y $(DEBIAN_PACKAGES)" >&2; exit 1; fi; \
@@ -59,16 +61,26 @@ system-deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEBIAN_PACKAGES); \
 	fi
 
+# `dvc plots show` writes a page whose plotting libraries (vega, vega-lite, vega-embed, pinned in
+# envs/plots/package-lock.json) are inlined from this template (.dvc/config plots.html_template):
+# DVC's own page loads them from a CDN and stays blank offline.
+PLOTS_HTML := .dvc/plots/offline.html
+$(PLOTS_HTML): envs/plots/package.json envs/plots/package-lock.json scripts/write_plots_html.py | system-deps
+	npm ci --prefix envs/plots --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(PYTHON) scripts/write_plots_html.py
+
+plots-offline: $(PLOTS_HTML)
+
 # compileall: every job is a new Python process; with bytecode cached for src/ (pip does it for
 # site-packages) none of the ~200 demo jobs compiles halluscope's modules again, even where
 # PYTHONDONTWRITEBYTECODE is set (it stops writing .pyc files, not reading them).
-demo: system-deps $(STAMP)
+demo: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
 
 # The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
-test: system-deps $(STAMP)
+test: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m "not slow"
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m slow
