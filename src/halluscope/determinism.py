@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 #: The instruction-set level every pipeline process runs (x86-64-v3).
 ISA_LEVEL = "x86-64-v3"
@@ -124,6 +126,15 @@ def llama_build() -> dict[str, object]:
         "features": sorted(name for name, on in features.items() if on),
         "mismatches": wrong,
     }
+
+
+def llm_provenance(spec: Mapping[str, Any]) -> dict[str, object] | None:
+    """For an LLM artifact: the llama.cpp build and instruction set behind a ``llamacpp`` model
+    spec (version, level, compiled features; never the host CPU, so the bytes match on every
+    machine that reproduces), or ``None`` for other backends."""
+    if spec.get("backend") != "llamacpp":
+        return None
+    return {k: v for k, v in llama_build().items() if k != "mismatches"}
 
 
 def missing_cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:

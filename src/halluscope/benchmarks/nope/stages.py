@@ -331,8 +331,13 @@ def questions(
         "by_question_type": _counts(others, "question_type"),
     }
     stats["negp_by_question_type"] = _counts(negp, "question_type")
+    from halluscope.determinism import llm_provenance
+
+    extractor: dict[str, Any] = {"model_id": settings.model_id, "prompt": settings.prompt}
+    if (build := llm_provenance(settings.spec)) is not None:
+        extractor["llm_build"] = build  # which llama.cpp build wrote the questions
     report = {
-        "extractor": {"model_id": settings.model_id, "prompt": settings.prompt},
+        "extractor": extractor,
         "stats": stats,
         "objects": objects,
         "candidates": candidates,
