@@ -1,3 +1,6 @@
+from halluscope.resources import model_resources
+
+
 rule embed:
     """Vectors for every object name, GT object and frequent object of the dataset."""
     input:
@@ -10,6 +13,8 @@ rule embed:
         spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
         frequent=json_arg(config["caos"]["frequent"]),
         code=code_version("embed"),
+    resources:
+        **model_resources(config, "embed"),
     priority: CAPTION_PRIORITY
     conda:
         "../envs/halluscope.yaml"

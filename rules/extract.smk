@@ -1,3 +1,4 @@
+from halluscope.resources import model_resources
 from halluscope.stages.extract import llm_settings as extract_llm_settings
 
 
@@ -18,6 +19,8 @@ rule extract:
         method=config["extract"]["method"],
         llm=lambda wc: json_arg(extract_llm_settings(config, wc.instruction)),
         code=code_version("extract"),
+    resources:
+        **model_resources(config, "extract"),
     priority: caption_priority
     conda:
         "../envs/halluscope.yaml"

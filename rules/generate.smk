@@ -1,3 +1,6 @@
+from halluscope.resources import model_resources
+
+
 rule generate:
     """Caption every image with one model and one instruction, through the response cache."""
     input:
@@ -12,7 +15,7 @@ rule generate:
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("generate"),
     resources:
-        gpu=lambda wc: int(config["models"][wc.model].get("gpu", 0)),
+        **model_resources(config, "generate"),
     priority: caption_priority
     conda:
         "../envs/halluscope.yaml"

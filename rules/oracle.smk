@@ -1,3 +1,6 @@
+from halluscope.resources import model_resources
+
+
 rule oracle:
     """Presence decision for every out-of-domain object: the CAOS LVLM-ensemble oracle (majority
     vote, ties Absent), the authored annotations, or none; plus the accuracy on labelled objects."""
@@ -18,6 +21,8 @@ rule oracle:
         template_version=config["oracle"].get("template_version", "v1"),
         cache_mode=config["oracle"].get("cache_mode", "live"),
         code=code_version("oracle"),
+    resources:
+        **model_resources(config, "oracle"),
     priority: CAPTION_PRIORITY
     conda:
         "../envs/halluscope.yaml"

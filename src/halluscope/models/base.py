@@ -220,7 +220,13 @@ def available_backends() -> list[str]:
 def make_backend(spec: Mapping[str, Any], **context: Any) -> Backend:
     """Build the backend named by ``spec["backend"]``; ``context`` carries run facts every
     factory may use or ignore: ``model_name`` (the ``params.yaml`` model id) and
-    ``answer_keys=True`` (the caller's requests carry answer keys)."""
+    ``answer_keys=True`` (the caller's requests carry answer keys). The scheduling keys of a
+    spec (``gpu``, ``mem_mb``, ``runtime``: halluscope.resources) are for the executor, not the
+    backend, and are dropped first."""
+    from halluscope.resources import scheduling_keys_removed
+
+    if isinstance(spec, Mapping):
+        spec = scheduling_keys_removed(spec)
     name = spec.get("backend") if isinstance(spec, Mapping) else None
     if name not in _FACTORIES and name in _LAZY_MODULES:
         importlib.import_module(_LAZY_MODULES[name])

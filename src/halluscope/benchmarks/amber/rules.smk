@@ -2,6 +2,7 @@
 # Cog per model -> table. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/amber/stages.py. Enabled by a params section `amber:` (profile
 # config/profiles/amber-gen.yaml); absent or `enabled: false` = no AMBER job.
+from halluscope.resources import model_resources
 
 include: "common.smk"
 
@@ -37,6 +38,8 @@ rule amber_answers:
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("amber"),
+    resources:
+        **model_resources(config, "amber_answers"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:

@@ -4,6 +4,7 @@
 # src/halluscope/benchmarks/nope/stages.py (commands.py, report.py beside it).
 from halluscope.benchmarks.nope.stages import check_config as nope_check_config
 from halluscope.benchmarks.nope.stages import generator_settings as nope_generator_settings
+from halluscope.resources import model_resources
 
 nope_check_config(config)
 
@@ -25,6 +26,8 @@ rule nope_generate:
         shards=config["nope"]["shards"],
         fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
         code=code_version("nope"),
+    resources:
+        **model_resources(config, "nope_generate"),
     priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
@@ -70,6 +73,8 @@ rule nope_answers:
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("nope"),
+    resources:
+        **model_resources(config, "nope_answers"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:

@@ -1,6 +1,7 @@
 # PhD: prompts per mode x task -> answers per model -> PhD Index by mode x task, the mode x task
 # table and heatmap. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/phd/stages.py (commands.py, report.py beside it).
+from halluscope.resources import model_resources
 
 include: "common.smk"
 
@@ -38,6 +39,8 @@ rule phd_answers:
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("phd"),
+    resources:
+        **model_resources(config, "phd_answers"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:

@@ -1,6 +1,7 @@
 # POPE: questions per negative-sampling setting -> answers per model -> scores. Included by the
 # Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py
 # (commands.py beside it). POPE-F1 joins the CAOS tables (rule summarize reads the scores).
+from halluscope.resources import model_resources
 
 
 include: "common.smk"
@@ -39,6 +40,8 @@ rule pope_answers:
         template_version=config["generate"]["template_version"],
         cache_mode=config["generate"]["cache_mode"],
         code=code_version("pope"),
+    resources:
+        **model_resources(config, "pope_answers"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:

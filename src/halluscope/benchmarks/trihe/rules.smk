@@ -5,6 +5,7 @@
 from halluscope.benchmarks.trihe.stages import check_config as trihe_check_config
 from halluscope.benchmarks.trihe.stages import extractor_settings as trihe_extractor_settings
 from halluscope.benchmarks.trihe.stages import judge_settings as trihe_judge_settings
+from halluscope.resources import model_resources
 
 trihe_check_config(config)
 
@@ -46,6 +47,8 @@ rule trihe_answers:
         cache_mode=config["generate"]["cache_mode"],
         mitigation=config["trihe"]["mitigation"],
         code=code_version("trihe"),
+    resources:
+        **model_resources(config, "trihe_answers"),
     priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
@@ -68,6 +71,8 @@ rule trihe_triplets:
     params:
         extractor=lambda wc: json_arg(trihe_extractor_settings(config)),
         code=code_version("trihe"),
+    resources:
+        **model_resources(config, "trihe_triplets"),
     priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
@@ -91,6 +96,8 @@ rule trihe_judge:
     params:
         judge=lambda wc: json_arg(trihe_judge_settings(config)),
         code=code_version("trihe"),
+    resources:
+        **model_resources(config, "trihe_judge"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:

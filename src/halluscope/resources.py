@@ -1,0 +1,167 @@
+"""What a model-calling job asks of a scheduler: GPUs, memory and wall time, from model specs.
+
+Every rule that calls a model declares ``resources: **model_resources(config, "<rule>")``; this
+module is the one place that knows which model specs each of those rules loads
+(:data:`RULE_MODELS`) and what a spec needs (:func:`spec_needs`). Executors read the resources by
+their standard names: ``gpu`` (count), ``mem_mb`` and ``runtime`` (minutes); ``profiles/slurm``
+turns them into ``--gpus``, ``--mem``, ``-t`` and a partition. A local run ignores them unless
+given ``--resources gpu=N`` (then at most N GPU jobs run at once).
+
+A model spec (``models:`` in ``params.yaml``) may carry the scheduling keys ``gpu``, ``mem_mb``
+and ``runtime`` beside its backend keys; the backends never see them (``make_backend`` drops
+them), so they change no reply and no cache key. Without them a spec needs its backend's
+defaults (:data:`BACKEND_NEEDS`): only an ``hf`` spec with ``gpu: 1`` asks for a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SCHEDULING_KEYS = frozenset({"gpu", "mem_mb", "runtime"})
+
+
+@dataclass(frozen=True)
+class Needs:
+    """GPUs, memory (MB) and wall time (minutes) one job needs."""
+
+    gpu: int
+    mem_mb: int
+    runtime: int
+
+
+# Per backend, for a model as the pipeline runs it at paper scale (2,000 images per job): a
+# transformers LVLM of 7-13B parameters holds its weights in host memory while loading; an
+# OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU.
+BACKEND_NEEDS: dict[str, Needs] = {
+    "sim": Needs(gpu=0, mem_mb=2000, runtime=30),
+    "replay": Needs(gpu=0, mem_mb=2000, runtime=30),
+    "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240),
+    "hf": Needs(gpu=0, mem_mb=32000, runtime=240),
+    "openai": Needs(gpu=0, mem_mb=2000, runtime=240),
+}
+# Models that are not `models:` entries: embedders and the Tri-HE judges' encoders.
+ENCODER_NEEDS = Needs(gpu=0, mem_mb=4000, runtime=60)
+# A model-calling rule whose settings load no model (rule-based extraction, no oracle).
+NO_MODEL = Needs(gpu=0, mem_mb=2000, runtime=30)
+
+
+def scheduling_keys_removed(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` without :data:`SCHEDULING_KEYS` (what a backend is built from)."""
+    return {k: v for k, v in spec.items() if k not in SCHEDULING_KEYS}
+
+
+def spec_needs(spec: Mapping[str, Any], where: str = "model spec") -> Needs:
+    """What one model spec needs: its backend's defaults, overridden by the spec's own
+    ``gpu`` / ``mem_mb`` / ``runtime`` (non-negative integers; ``where`` names it in errors)."""
+    backend = spec.get("backend")
+    base = BACKEND_NEEDS.get(str(backend), ENCODER_NEEDS)
+    values = {"gpu": base.gpu, "mem_mb": base.mem_mb, "runtime": base.runtime}
+    for key in SCHEDULING_KEYS & set(spec):
+        value = spec[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{where}: {key} must be a non-negative integer, got {value!r}")
+        values[key] = value
+    return Needs(**values)
+
+
+def combined(needs: Iterable[Needs]) -> Needs:
+    """One job that loads several models one after the other (an oracle ensemble, judges):
+    the most GPUs and memory of any, the sum of the wall times; :data:`NO_MODEL` for none."""
+    needs = list(needs)
+    if not needs:
+        return NO_MODEL
+    return Needs(
+        gpu=max(n.gpu for n in needs),
+        mem_mb=max(n.mem_mb for n in needs),
+        runtime=sum(n.runtime for n in needs),
+    )
+
+
+# --- which models each model-calling rule loads -------------------------------------------------
+
+
+def _answering_model(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    model = wildcards.model
+    return [spec_needs(config["models"][model], f"models.{model}")]
+
+
+def _llm(settings: Mapping[str, Any] | None, where: str) -> list[Needs]:
+    """The LLM of a stage's settings (halluscope.stages.answering.llm_settings), if any."""
+    if not settings:
+        return []
+    return [spec_needs(settings["spec"], f"models.{settings['model_id']} ({where})")]
+
+
+def _extract(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    from halluscope.stages.extract import llm_settings
+
+    return _llm(llm_settings(config, wildcards.instruction), "extract.llm")
+
+
+def _oracle(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    oracle = config["oracle"]
+    if oracle["method"] != "ensemble":
+        return []
+    return [spec_needs(config["models"][m], f"models.{m}") for m in oracle.get("members", [])]
+
+
+def _embed(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    spec = config["embed"]["specs"][wildcards.embedder]
+    return [spec_needs(spec, f"embed.specs.{wildcards.embedder}")]
+
+
+def _trihe_triplets(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    from halluscope.benchmarks.trihe.stages import extractor_settings
+
+    return _llm(extractor_settings(config).get("llm"), "trihe.extractor")
+
+
+def _trihe_judge(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    from halluscope.benchmarks.trihe.stages import judge_settings
+
+    settings = judge_settings(config)
+    encoders = [ENCODER_NEEDS] * (1 + ("nli_model" in settings))  # sentence encoder, NLI model
+    return encoders + _llm(settings.get("llm"), "trihe.judge.llm")
+
+
+def _nope_generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    from halluscope.benchmarks.nope.stages import generator_settings
+
+    return _llm(generator_settings(config), "nope")
+
+
+RULE_MODELS: dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]] = {
+    "generate": _answering_model,
+    "extract": _extract,
+    "oracle": _oracle,
+    "embed": _embed,
+    "pope_answers": _answering_model,
+    "trihe_answers": _answering_model,
+    "trihe_triplets": _trihe_triplets,
+    "trihe_judge": _trihe_judge,
+    "phd_answers": _answering_model,
+    "nope_generate": _nope_generate,
+    "nope_answers": _answering_model,
+    "amber_answers": _answering_model,
+}
+
+
+def job_needs(config: Mapping[str, Any], rule: str, wildcards: Any) -> Needs:
+    """What one job of model-calling ``rule`` needs under ``config``."""
+    return combined(RULE_MODELS[rule](config, wildcards))
+
+
+def model_resources(config: Mapping[str, Any], rule: str) -> dict[str, Callable[[Any], int]]:
+    """The ``resources:`` of model-calling ``rule``: ``gpu``, ``mem_mb``, ``runtime`` as
+    functions of the job's wildcards (``resources: **model_resources(config, "generate")``)."""
+    if rule not in RULE_MODELS:
+        raise KeyError(
+            f"model_resources: {rule!r} is not in RULE_MODELS ({', '.join(RULE_MODELS)})"
+        )
+
+    def resource(name: str) -> Callable[[Any], int]:
+        return lambda wildcards: getattr(job_needs(config, rule, wildcards), name)
+
+    return {name: resource(name) for name in ("gpu", "mem_mb", "runtime")}
