@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE_ARGS := $(shell cat envs/llama-cpp-cmake-args)
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean
+.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean slurm-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,15 @@ test: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m "not slow"
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m slow
+
+# profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
+# installed as root): the demo through sbatch, checked against a local run, then the cluster is
+# stopped (tests/test_slurm_cluster.py; about 30 minutes on 2 cores, see README).
+slurm-test: system-deps $(STAMP)
+	scripts/slurm_cluster.sh install
+	$(BIN)/python -m compileall -q src
+	HALLUSCOPE_SLURM_TEST=1 PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -s \
+	    tests/test_slurm_cluster.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
