@@ -41,6 +41,16 @@ include: "rules/paper.smk"
 mark_replaced_outputs()
 
 
+# Every run, finished or failed, ends by recording the bytes of the outputs Snakemake built
+# (halluscope.provenance: how a replaced output is told from a touched one).
+onsuccess:
+    record_built_outputs()
+
+
+onerror:
+    record_built_outputs()
+
+
 rule all:
     default_target: True
     input:

@@ -210,18 +210,32 @@ def mark_replaced_outputs():
     """Outputs that `dvc checkout` (or anything but Snakemake) replaced since Snakemake built
     them carry a Snakemake record that no longer describes them: mark them incomplete, so this
     run rebuilds them (halluscope.provenance). Only the main process looks, never a job's."""
-    import glob
     import sys
 
     from halluscope.provenance import describe, mark_incomplete, replaced_outputs
 
     if not workflow.is_main_process:
         return
-    roots = sorted(glob.glob(f"results/*/{RUN}")) + [f"results/metrics/{RUN}.json"]
-    replaced = replaced_outputs(roots)
+    replaced = replaced_outputs(profile_result_roots())
     if replaced:
         print(describe(replaced), file=sys.stderr)
         mark_incomplete({r.output for r in replaced})
+
+
+def profile_result_roots():
+    """The files and folders of the active profile's results (what the guard watches)."""
+    import glob
+
+    return sorted(glob.glob(f"results/*/{RUN}")) + [f"results/metrics/{RUN}.json"]
+
+
+def record_built_outputs():
+    """After a run: the bytes of every output Snakemake built, so that a later touch that keeps
+    them (`dvc commit`) is not taken for a replacement (halluscope.provenance)."""
+    from halluscope.provenance import record_built
+
+    if workflow.is_main_process:
+        record_built(profile_result_roots())
 
 
 def dvc_stage_files():

@@ -7,7 +7,11 @@ Snakemake remembers building, and tables rebuilt from it print ``top-3`` over ``
 
 Snakemake records, per output, the file's mtime when its job finished (``endtime``). A file
 whose mtime is no longer that one was rewritten by something else; a file inside a
-``directory()`` output that is newer than the directory's record likewise. The Snakefile hands
+``directory()`` output that is newer than the directory's record likewise. Some rewrites keep
+the bytes (``dvc commit`` touches the single-file outputs it caches): at the end of every run
+the Snakefile records the SHA-256 of each output Snakemake built (:func:`record_built`, in
+``.snakemake/halluscope-built.json``), and a moved file whose bytes are still those is not
+taken for replaced. The Snakefile hands
 those outputs to Snakemake as *incomplete* (its own marker for "not the finished product of its
 job"), with one line per path: with ``--rerun-incomplete`` (set in the workflow profile
 ``profiles/default``, and in every DVC stage command) the same invocation rebuilds them and
@@ -17,6 +21,7 @@ Snakemake stops before any job and names the files and the flag.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from base64 import urlsafe_b64encode
@@ -25,6 +30,7 @@ from pathlib import Path
 
 METADATA = Path(".snakemake") / "metadata"
 INCOMPLETE = Path(".snakemake") / "incomplete"
+BUILT = Path(".snakemake") / "halluscope-built.json"
 #: mtimes are compared as floats read back from Snakemake's JSON (exact); this only absorbs the
 #: rounding of file systems with coarser timestamps.
 TOLERANCE_S = 1e-3
@@ -65,11 +71,11 @@ def _record(metadata: Path, output: str, cache: dict[str, dict | None]) -> dict 
     return cache[output]
 
 
-def replaced_outputs(roots: list[str], metadata: Path = METADATA) -> list[Replaced]:
-    """Every file under ``roots`` (files or folders, relative to the working directory) that
-    Snakemake built and that was replaced since: sorted by path."""
+def _classify(roots: list[str], metadata: Path) -> list[tuple[Path, str, str, bool]]:
+    """``(file, its Snakemake output, rule, moved since its job finished)`` for every file under
+    ``roots`` that Snakemake built (files without a record of their own or of a folder above)."""
     cache: dict[str, dict | None] = {}
-    found: list[Replaced] = []
+    found: list[tuple[Path, str, str, bool]] = []
     if not metadata.is_dir():
         return found
     for root in roots:
@@ -77,18 +83,71 @@ def replaced_outputs(roots: list[str], metadata: Path = METADATA) -> list[Replac
             text = path.as_posix()
             record = _record(metadata, text, cache)
             if record is not None:
-                if _moved(path, record, exact=True):
-                    found.append(Replaced(text, text, str(record.get("rule"))))
+                found.append((path, text, str(record.get("rule")), _moved(path, record, True)))
                 continue
             for parent in path.parents:  # a file inside a directory() output
                 if parent == Path("."):
                     break
                 record = _record(metadata, parent.as_posix(), cache)
                 if record is not None:
-                    if _moved(path, record, exact=False):
-                        found.append(Replaced(text, parent.as_posix(), str(record.get("rule"))))
+                    moved = _moved(path, record, exact=False)
+                    found.append((path, parent.as_posix(), str(record.get("rule")), moved))
                     break
+    return found
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _load_built(built: Path) -> dict[str, dict]:
+    try:
+        value = json.loads(built.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def replaced_outputs(
+    roots: list[str], metadata: Path = METADATA, built: Path = BUILT
+) -> list[Replaced]:
+    """Every file under ``roots`` (files or folders, relative to the working directory) that
+    Snakemake built and that was replaced since (moved, and not the bytes recorded when it was
+    built): sorted by path."""
+    known = _load_built(built)
+    found = []
+    for path, output, rule, moved in _classify(roots, metadata):
+        text = path.as_posix()
+        if moved and known.get(text, {}).get("sha256") != _sha256(path):
+            found.append(Replaced(text, output, rule))
     return sorted(found, key=lambda r: r.path)
+
+
+def record_built(roots: list[str], metadata: Path = METADATA, built: Path = BUILT) -> int:
+    """Record the SHA-256 of every file under ``roots`` that is as its Snakemake job left it
+    (hashing only files whose mtime or size changed since the last record); returns how many
+    were hashed. Called by the Snakefile's ``onsuccess`` and ``onerror``."""
+    known = _load_built(built)
+    hashed = 0
+    for path, _output, _rule, moved in _classify(roots, metadata):
+        if moved:
+            continue
+        text = path.as_posix()
+        stat = path.stat()
+        entry = known.get(text, {})
+        if entry.get("mtime") == stat.st_mtime and entry.get("size") == stat.st_size:
+            continue
+        known[text] = {"mtime": stat.st_mtime, "size": stat.st_size, "sha256": _sha256(path)}
+        hashed += 1
+    built.parent.mkdir(parents=True, exist_ok=True)
+    tmp = built.with_name(built.name + ".tmp")
+    tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, built)
+    return hashed
 
 
 def _files(root: Path) -> list[Path]:
