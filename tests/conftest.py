@@ -33,6 +33,11 @@ import pytest  # noqa: E402
 def demo_build(tmp_path_factory) -> Path:
     """One whole-DAG build of the demo in a temporary copy, shared by the whole-DAG test modules
     (the build dominates the suite's time; each module only reads it or works on copies)."""
+    import os
+
     from pipeline_helpers import built_copy
 
+    reuse = os.environ.get("HALLUSCOPE_TEST_DEMO_BUILD")  # a developer's existing build
+    if reuse:
+        return Path(reuse)
     return built_copy(tmp_path_factory.mktemp("demo") / "halluscope", "results/tables/", "all")
