@@ -20,11 +20,13 @@ rule tables:
 
 
 rule metrics:
-    """One JSON of every table's numbers (from the CSV twins), DVC's `metrics:` for exp show."""
+    """One JSON of every table's numbers (from the CSV twins), and the headline numbers per model
+    (one small JSON per model: DVC's `metrics:`, in git, for `dvc metrics show` / `exp show`)."""
     input:
         [f for f in caos_table_files() + benchmark_table_files() if f.endswith(".csv")],
     output:
-        f"results/metrics/{RUN}.json",
+        full=f"results/metrics/{RUN}.json",
+        headline=directory(f"results/metrics/{RUN}"),
     params:
         code=code_version("tables"),
     conda:
@@ -32,4 +34,5 @@ rule metrics:
     log:
         f"logs/tables/{RUN}.metrics.log",
     shell:
-        "halluscope stage metrics --out {output} {input} > {log} 2>&1"
+        "halluscope stage metrics --out {output.full} --headline-dir {output.headline} {input}"
+        " > {log} 2>&1"

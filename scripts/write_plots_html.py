@@ -74,9 +74,7 @@ def render(modules: Path, versions: dict[str, str]) -> str:
     for name, build in LIBRARIES.items():
         package = modules / name
         if not (package / build).is_file():
-            raise SystemExit(
-                f"{package / build} is missing: run `make plots-offline`"
-            )
+            raise SystemExit(f"{package / build} is missing: run `make plots-offline`")
         installed = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
         if installed != versions[name]:
             raise SystemExit(

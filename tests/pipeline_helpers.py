@@ -32,6 +32,7 @@ COPY = [
     "scripts",
     "src",
     ".dvc/config",
+    ".dvc/plots",
     ".dvcignore",
     ".gitignore",
 ]
@@ -95,7 +96,9 @@ def copy_project(dest: Path) -> Path:
             shutil.copytree(
                 src,
                 dest / name,
-                ignore=shutil.ignore_patterns("*.pdf", "*.aux", "__pycache__", "*.egg-info"),
+                ignore=shutil.ignore_patterns(
+                    "*.pdf", "*.aux", "__pycache__", "*.egg-info", "node_modules"
+                ),
             )
         elif src.exists():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)

@@ -77,4 +77,4 @@ def test_top_level_plots_are_figure_csvs_inside_the_figures_out() -> None:
         plots[Path(path).stem] = props
     assert list(plots) == ["caos_ksweep", "caos_instructions"]
     assert (plots["caos_ksweep"]["x"], plots["caos_ksweep"]["y"]) == ("k", "CAOS_K")
-    assert plots["caos_ksweep"]["template"] == "linear"
+    assert plots["caos_ksweep"]["template"] == "series_linear"  # .dvc/plots/series_linear.json

@@ -122,9 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         sub,
         "stage-metrics",
-        "metrics JSON from the CSV twins",
+        "metrics JSON from the CSV twins, and the headline numbers (one small JSON per model)",
         _report,
         ("--out", P),
+        ("--headline-dir", {"type": Path, "default": None, "help": "one JSON per model"}),
         ("tables", FILES),
     )
     add(

@@ -13,28 +13,60 @@ from halluscope.io import InputError, atomic_write_bytes, atomic_write_text
 
 def metrics(args: argparse.Namespace) -> None:
     """``{table: {model: {embedding: {metric: value}}}}`` from the long-format CSV twins (an
-    empty embedding is left out of the nesting), so ``dvc metrics show`` / ``dvc exp show``
-    compare every table cell across experiments. Rows with no value are left out."""
+    empty embedding is left out of the nesting): every table cell, compared across experiments
+    by ``dvc metrics diff`` on this file. Rows with no value are left out. With
+    ``--headline-dir``, also the headline numbers (:func:`write_headline`)."""
     import csv
     import json
 
     from halluscope.report.latex import TWIN_COLUMNS
 
-    out: dict = {}
+    twins: dict[str, list[dict[str, str]]] = {}
     for path in map(Path, args.tables):
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
             if tuple(reader.fieldnames or ()) != TWIN_COLUMNS:
                 continue  # not a twin (e.g. the rank-agreement table)
-            table = out.setdefault(path.stem, {})
-            for row in reader:
-                if row["value"] == "":
-                    continue
-                node = table.setdefault(row["model"], {})
-                if row["embedding"]:
-                    node = node.setdefault(row["embedding"], {})
-                node[row["metric"]] = round(float(row["value"]), 6)
+            twins.setdefault(path.stem, []).extend(reader)
+    out: dict = {}
+    for stem, rows in twins.items():
+        table = out.setdefault(stem, {})
+        for row in rows:
+            if row["value"] == "":
+                continue
+            node = table.setdefault(row["model"], {})
+            if row["embedding"]:
+                node = node.setdefault(row["embedding"], {})
+            node[row["metric"]] = round(float(row["value"]), 6)
     atomic_write_text(args.out, json.dumps(out, indent=1, sort_keys=True) + "\n")
+    if args.headline_dir is not None:
+        write_headline(twins, Path(args.headline_dir))
+
+
+def write_headline(twins: dict[str, list[dict[str, str]]], folder: Path) -> None:
+    """The headline numbers of the twins' rows (table stem -> rows), one JSON per model in
+    ``folder`` (:mod:`halluscope.report.headline`): DVC's ``metrics:``, one row per model in
+    ``dvc metrics show``. The folder is built beside it and renamed into place whole, so it never
+    keeps the file of a model no longer run."""
+    import json
+
+    from halluscope.report.headline import headline_metrics, model_filename
+
+    owner: dict[str, str] = {}
+    files: dict[str, str] = {}
+    for model, values in headline_metrics(twins).items():
+        name = model_filename(model)
+        if name in owner:
+            raise InputError(f"models {owner[name]!r} and {model!r} share the file name {name}")
+        owner[name] = model
+        files[name] = json.dumps(values, indent=1, sort_keys=True) + "\n"
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, text in files.items():
+        atomic_write_text(tmp / name, text)
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
 
 
 def paper(args: argparse.Namespace) -> None:

@@ -1,0 +1,73 @@
+"""The headline metrics: per model, the few numbers a reader compares first (CHAIR_S, CAOS_avg
+per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index).
+
+They are picked from the tables' CSV twins, never computed again, and written one small JSON per
+model (``results/metrics/<profile>/<model>.json``): DVC shows one row per file, so
+``dvc metrics show`` is a table of models x headline numbers that fits a terminal, and
+``dvc exp show`` has a handful of columns per model instead of every table cell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline number: the table (CSV twin stem) and the metric label it is read from."""
+
+    #: its key in the model's file (the column of `dvc metrics show`); ``{}`` takes the
+    #: pattern's group (the PhD mode)
+    name: str
+    table: str
+    #: a regular expression the twin's ``metric`` matches whole; per model (and embedder) the
+    #: first matching row of the table wins, so the table's order says which judge or mode
+    pattern: str
+    #: one value per embedder (CAOS): ``{name: {embedder: value}}``, shown as ``name.embedder``
+    per_embedding: bool = False
+
+
+#: A table or metric a profile does not produce is left out of its files.
+HEADLINES: tuple[Headline, ...] = (
+    Headline("CHAIR_S", "caos_table1", r"CHAIR_S"),
+    Headline("CAOS_avg", "caos_table1", r"CAOS_avg", per_embedding=True),
+    Headline("POPE_F1", "caos_table1", r"POPE-F1"),
+    Headline("NOPE_NegP", "nope_table", r"NegP questions\b.* / NegP Acc\."),
+    # the table's first judge is its main one (trihe.judges)
+    Headline("TriHE_HalluI", "trihe_table", r".* / Overall / Hallu_I\b.*"),
+    # the table's first mode (the demo's base; a profile of one mode, that mode)
+    Headline("PhD_{}", "phd_table", r"(\w+)\b[^/]* / All"),
+)
+
+
+def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[str, dict]:
+    """``{model: {name: value | {embedder: value}}}`` from the twins' rows (table stem -> rows
+    in file order, with ``model, embedding, metric, value``). A cell with no value gives no
+    headline; models with none are left out."""
+    out: dict[str, dict] = {}
+    for head in HEADLINES:
+        seen: set[tuple[str, str]] = set()
+        for row in tables.get(head.table, ()):
+            match = re.fullmatch(head.pattern, row["metric"])
+            if not match or bool(row["embedding"]) != head.per_embedding:
+                continue
+            if (row["model"], row["embedding"]) in seen:
+                continue
+            seen.add((row["model"], row["embedding"]))
+            if row["value"] == "":
+                continue
+            name = head.name.format(*match.groups())
+            value = round(float(row["value"]), 6)
+            node = out.setdefault(row["model"], {})
+            if head.per_embedding:
+                node.setdefault(name, {})[row["embedding"]] = value
+            else:
+                node[name] = value
+    return out
+
+
+def model_filename(model: str) -> str:
+    """The model's file name in the headline folder (an id such as ``org/name`` has no ``/``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model).lstrip(".") + ".json"
