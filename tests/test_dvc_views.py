@@ -94,6 +94,7 @@ def test_headline_picks_the_named_cells_per_model() -> None:
             _row("m/a", "", "iac (sec) / All", ""),  # no value: no headline, not the next mode
             _row("m/a", "", "ccs / All", "0.6"),
         ],
+        "amber_table": [_row("b", "", "CHAIR", "7.5"), _row("b", "", "Cover", "50.0")],
     }
     assert headline_metrics(twins) == {
         "m/a": {
@@ -102,7 +103,7 @@ def test_headline_picks_the_named_cells_per_model() -> None:
             "POPE_F1": 0.8,
             "NOPE_NegP": 0.3,
         },
-        "b": {"TriHE_HalluI": 27.5, "PhD_iac": 0.75},
+        "b": {"TriHE_HalluI": 27.5, "PhD_iac": 0.75, "AMBER_CHAIR": 7.5},
     }
     assert model_filename("m/a") == "m_a.json"
     assert model_filename("sim-precise") == "sim-precise.json"

@@ -1,5 +1,5 @@
 """The headline metrics: per model, the few numbers a reader compares first (CHAIR_S, CAOS_avg
-per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index).
+per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, AMBER CHAIR and Hal).
 
 They are picked from the tables' CSV twins, never computed again, and written one small JSON per
 model (``results/metrics/<profile>/<model>.json``): DVC shows one row per file, so
@@ -39,6 +39,8 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("TriHE_HalluI", "trihe_table", r".* / Overall / Hallu_I\b.*"),
     # the table's first mode (the demo's base; a profile of one mode, that mode)
     Headline("PhD_{}", "phd_table", r"(\w+)\b[^/]* / All"),
+    Headline("AMBER_CHAIR", "amber_table", r"CHAIR"),
+    Headline("AMBER_Hal", "amber_table", r"Hal"),
 )
 
 
