@@ -17,7 +17,12 @@ SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "params.schema.js
 
 
 class ConfigError(ValueError):
-    """``params.yaml`` is invalid; the message names the key and what was expected."""
+    """``params.yaml`` is invalid; the message names the key and what was expected (``key``:
+    the dotted key, when one key is at fault)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def _key_path(path) -> str:
@@ -27,7 +32,22 @@ def _key_path(path) -> str:
 def validate(
     config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH, source: str = "params.yaml"
 ) -> None:
-    """Raise :class:`ConfigError` naming the first offending key (schema, then references)."""
+    """Raise :class:`ConfigError` naming the first offending key (schema, then references).
+
+    When the rejected value is an uncommitted change of ``./params.yaml`` (``dvc exp run -S``
+    writes its value there before any stage runs, and leaves it when the stage fails), the
+    message also says how to restore it (:func:`restore_hint`); nothing is written here.
+    """
+    try:
+        _validate(config, schema_path, source)
+    except ConfigError as err:
+        hint = restore_hint(err.key, config)
+        if hint is None:
+            raise
+        raise ConfigError(f"{err}\n{hint}", key=err.key) from None
+
+
+def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None:
     import json
 
     import jsonschema
@@ -42,10 +62,114 @@ def validate(
             where = _key_path([*err.path, extra[0]]) if extra else _key_path(err.path)
             raise ConfigError(
                 f"{source}: unknown key '{where}' (allowed here: "
-                f"{', '.join(sorted(err.schema.get('properties', {})))})"
+                f"{', '.join(sorted(err.schema.get('properties', {})))})",
+                key=where,
             )
-        raise ConfigError(f"{source}: key '{_key_path(err.path)}': {err.message}")
+        where = _key_path(err.path)
+        raise ConfigError(f"{source}: key '{where}': {err.message}", key=where)
     _check_references(config, source)
+
+
+_MISSING = object()
+
+
+def _lookup(node: Any, path: list[str]) -> Any:
+    for part in path:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _changed_keys(now: Any, before: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two parsed YAML mappings."""
+    if isinstance(now, Mapping) and isinstance(before, Mapping):
+        keys = sorted(set(now) | set(before), key=str)
+        return [
+            k
+            for key in keys
+            for k in _changed_keys(
+                now.get(key, _MISSING), before.get(key, _MISSING), f"{prefix}{key}."
+            )
+        ]
+    return [] if now == before else [prefix.rstrip(".")]
+
+
+def _key_line(text: str, path: list[str]) -> int | None:
+    """The 1-based line of ``path``'s key in a YAML text (None when it is not a plain key)."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in path:
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        match = [(k, v) for k, v in node.value if getattr(k, "value", None) == part]
+        if not match:
+            return line
+        line = match[0][0].start_mark.line + 1
+        node = match[0][1]
+    return line
+
+
+def restore_hint(
+    key: str | None, config: Mapping[str, Any], params: Path = Path("params.yaml")
+) -> str | None:
+    """How to restore ``params`` when its rejected value of ``key`` is an uncommitted change.
+
+    None when the value did not come from ``params`` (a ``--configfile`` overlay, ``--config``),
+    when ``params`` holds the committed value, or outside a git work tree. Restoring the file
+    from git HEAD is offered only when ``key`` is its one uncommitted change (it keeps the
+    layout DVC writes); otherwise the key's committed value is named, to set back by hand.
+    """
+    import json
+    import subprocess
+
+    if key is None or not params.is_file():
+        return None
+    path = key.split(".")
+    try:
+        text = params.read_text(encoding="utf-8")
+        now = _lookup(yaml.safe_load(text), path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if now is _MISSING or now != _lookup(config, path):
+        return None
+    try:
+        head_text = subprocess.run(
+            ["git", "show", f"HEAD:./{params.name}"],
+            cwd=params.parent,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        head = yaml.safe_load(head_text)
+    except (OSError, subprocess.SubprocessError, yaml.YAMLError):
+        return None
+    before = _lookup(head, path)
+    if before == now:
+        return None
+    line = _key_line(text, path)
+    where = f"{params}:{line}" if line else str(params)
+    was = "absent" if before is _MISSING else json.dumps(before)
+    said = f"{where} sets {key}: {json.dumps(now)} (at git HEAD: {was})"
+    others = [
+        k
+        for k in _changed_keys(yaml.safe_load(text), head)
+        if not (k == key or k.startswith(f"{key}.") or key.startswith(f"{k}."))
+    ]
+    if not others:
+        return f"{said}; restore it with: git checkout HEAD -- {params}"
+    listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+    return (
+        f"{said}; set it back by hand: {params} has other uncommitted changes ({listed}) that "
+        f"`git checkout HEAD -- {params}` would discard"
+    )
 
 
 def with_benchmark_fragments(schema: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +193,8 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
         if model not in config["models"]:
             raise ConfigError(
                 f"{source}: generate.models: unknown model id '{model}'; "
-                f"valid ids: {', '.join(sorted(config['models']))}"
+                f"valid ids: {', '.join(sorted(config['models']))}",
+                key="generate.models",
             )
     for key, ids in (
         ("generate.instructions", gen["instructions"]),
@@ -79,19 +204,22 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
             if inst not in config["instructions"]:
                 raise ConfigError(
                     f"{source}: {key}: unknown instruction id '{inst}'; "
-                    f"valid ids: {', '.join(sorted(config['instructions']))}"
+                    f"valid ids: {', '.join(sorted(config['instructions']))}",
+                    key=key,
                 )
     for emb in config["embed"]["embedders"]:
         if emb not in config["embed"]["specs"]:
             raise ConfigError(
                 f"{source}: embed.embedders: unknown embedder id '{emb}'; "
-                f"valid ids: {', '.join(sorted(config['embed']['specs']))}"
+                f"valid ids: {', '.join(sorted(config['embed']['specs']))}",
+                key="embed.embedders",
             )
     _check_llm_and_oracle(config, source)
     _check_sim_profiles(config, source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
-            f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}"
+            f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}",
+            key="caos.k",
         )
 
 
