@@ -91,8 +91,8 @@ test: system-deps $(STAMP) $(PLOTS_HTML)
 slurm-test: system-deps $(STAMP)
 	scripts/slurm_cluster.sh install
 	$(BIN)/python -m compileall -q src
-	HALLUSCOPE_SLURM_TEST=1 PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -s \
-	    tests/test_slurm_cluster.py
+	HALLUSCOPE_SLURM_TEST=1 PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -s -rA \
+	    tests/test_slurm_cluster.py; status=$$?; scripts/slurm_cluster.sh stop; exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(
 
 CLUSTER = ROOT / "scripts" / "slurm_cluster.sh"
 SLURM_DIR = Path(os.environ.get("HALLUSCOPE_SLURM_DIR", "/tmp/halluscope-slurm"))
-TARGETS = ("results/tables/", "all")
+# The whole demo; HALLUSCOPE_SLURM_TARGETS (space-separated) runs a part of it instead.
+TARGETS = tuple(os.environ.get("HALLUSCOPE_SLURM_TARGETS", "results/tables/ all").split())
 # What differs between this test cluster and a site (README): no accounting database, so the
 # executor polls squeue (MinJobAge keeps finished jobs for an hour); no accounts; the test
 # cluster's own partition limits; short first status check; SLURM logs kept to be read here.
@@ -44,8 +45,8 @@ TEST_CLUSTER_FLAGS = (
     "--slurm-keep-successful-logs",
 )
 # The demo's models need no GPU; one rule asks for one here to prove the `gpu` route. The
-# embedder loads on the CPU whatever it is given, so its bytes cannot change.
-GPU_RULE = "embed"
+# simulated LVLMs compute nothing on a device, so their bytes cannot change.
+GPU_RULE = "pope_answers"
 # The job killed with scancel: an LLM extraction, long enough to be caught running.
 KILL_RULE = "extract"
 
@@ -198,7 +199,7 @@ def test_outputs_byte_identical_to_local_run(slurm_build, local_build):
     slurm_root = slurm_build["root"]
     assert files(slurm_root) == files(local_build)
     names = files(local_build)
-    assert len(names) > 1000
+    assert names
     local, remote = sha256s(local_build, names), sha256s(slurm_root, names)
     assert [n for n in names if local[n] != remote[n]] == []
 
