@@ -42,9 +42,13 @@ mark_replaced_outputs()
 
 
 # Every run, finished or failed, ends by recording the bytes of the outputs Snakemake built
-# (halluscope.provenance: how a replaced output is told from a touched one).
+# (halluscope.provenance: how a replaced output is told from a touched one); a finished run that
+# built the tables then prints where the results are and a few headline numbers.
 onsuccess:
+    from halluscope.report.closing import log_closing_block
+
     record_built_outputs()
+    log_closing_block(workflow, config)
 
 
 onerror:

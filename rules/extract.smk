@@ -30,7 +30,7 @@ rule extract:
         "halluscope stage extract --responses {input.responses} "
         "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
         "--method {params.method} --llm {params.llm} --cache results/cache/responses "
-        "--out {output} 2>&1 | tee {log}"
+        "--out {output} > {log} 2>&1"
 
 
 rule extract_report:

@@ -26,7 +26,7 @@ rule generate:
         "--model {params.model} --instruction-id {wildcards.instruction} "
         "--instruction {params.instruction} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} 2>&1 | tee {log}"
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule generate_all:

@@ -33,7 +33,7 @@ rule oracle:
         "--items {input.item_file} --method {params.method} --members {params.members} "
         "--params {params.generation} --template-version {params.template_version} "
         "--cache results/cache/responses --cache-mode {params.cache_mode} "
-        "--out {output.decisions} --accuracy {output.accuracy} 2>&1 | tee {log}"
+        "--out {output.decisions} --accuracy {output.accuracy} > {log} 2>&1"
 
 
 rule oracle_accuracy:

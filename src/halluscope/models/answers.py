@@ -2,7 +2,7 @@
 
 Why one loop: captions, benchmark answers, oracle votes and LLM extraction all need the same
 things around :meth:`ResponseCache.resolve <halluscope.models.cache.ResponseCache.resolve>`: an
-optional progress bar, and a failure check that raises only after the successful answers of every
+optional progress line, and a failure check that raises only after the successful answers of every
 batch are cached (so a rerun sends only the failures again), naming how many failed and the first.
 """
 
@@ -38,29 +38,23 @@ def answer_all(
     backend in batches of ``batch_size``, every success stored as its batch returns.
 
     Raises :class:`AnswersFailed` ("<n> of <total> <what> failed<context> (first: ...)") when any
-    answer failed. ``progress``: the label of a progress line on stderr (items done / total, rate,
-    cache hits; ``""`` = ``what``, ``None`` = none), which the rules send to the job log; one
-    summary line (items, cache hits, failures, seconds) ends it either way.
+    answer failed. ``progress``: the label of a progress line on stderr
+    (:class:`~halluscope.progress.ProgressLine`: items done / total, rate, cache hits; ``""`` =
+    ``what``, ``None`` = none), in place on a terminal, plain lines in a job's log; one summary
+    line (items, cache hits, failures, seconds) ends it either way.
     """
     import time
 
-    label = what if progress == "" else progress
-    bar = None
-    if label is not None:
-        from tqdm import tqdm
+    from halluscope.progress import ProgressLine
 
-        # a log file is not a terminal: redraw at most every 5 s so the log stays readable
-        interval = 0.1 if sys.stderr.isatty() else 5.0
-        bar = tqdm(
-            total=len(requests), desc=label, unit="req", file=sys.stderr, mininterval=interval
-        )
+    label = what if progress == "" else progress
     start = time.monotonic()
     hits0 = cache.hits
+    bar = None if label is None else ProgressLine(label, len(requests), unit="req")
 
     def advance(n: int) -> None:
         if bar is not None:
-            bar.update(n)
-            bar.set_postfix(hits=cache.hits - hits0, refresh=False)
+            bar.update(n, cache_hits=cache.hits - hits0)
 
     try:
         responses = cache.resolve(

@@ -36,7 +36,7 @@ rule nope_generate:
     shell:
         "halluscope stage nope-generate --items {input.item_file} --generator {params.generator} "
         "{params.fallback} --cache results/cache/responses --shard {wildcards.shard} "
-        "--shards {params.shards} --out {output} 2>&1 | tee {log}"
+        "--shards {params.shards} --out {output} > {log} 2>&1"
 
 
 rule nope_questions:
@@ -83,7 +83,7 @@ rule nope_answers:
         "halluscope stage nope-answers --items {input.item_file} --questions {input.questions} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} 2>&1 | tee {log}"
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule nope_score:

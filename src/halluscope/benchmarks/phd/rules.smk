@@ -49,7 +49,7 @@ rule phd_answers:
         "halluscope stage phd-answers --items {input.item_file} --prompts {input.prompts} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} 2>&1 | tee {log}"
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule phd_score:

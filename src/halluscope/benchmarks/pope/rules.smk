@@ -50,7 +50,7 @@ rule pope_answers:
         "halluscope stage pope-answers --items {input.item_file} --questions {input.questions} "
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} 2>&1 | tee {log}"
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule pope_score:

@@ -59,7 +59,7 @@ rule trihe_answers:
         "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
         "--template-version {params.template_version} --cache-mode {params.cache_mode} "
         "--mitigation {params.mitigation} --cache results/cache/responses --out {output} "
-        "2>&1 | tee {log}"
+        "> {log} 2>&1"
 
 
 rule trihe_triplets:
@@ -80,7 +80,7 @@ rule trihe_triplets:
         "logs/trihe/{dataset}/{model}/triplets.log",
     shell:
         "halluscope stage trihe-triplets --answers {input.answers} --extractor {params.extractor} "
-        "--cache results/cache/responses --out {output} 2>&1 | tee {log}"
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule trihe_judge:
@@ -105,7 +105,7 @@ rule trihe_judge:
     shell:
         "halluscope stage trihe-judge --items {input.item_file} --answers {input.answers} "
         "--triplets {input.triplets} --judge {params.judge} --cache results/cache/responses "
-        "--out-judgments {output.judgments} --out-scores {output.scores} 2>&1 | tee {log}"
+        "--out-judgments {output.judgments} --out-scores {output.scores} > {log} 2>&1"
 
 
 rule trihe_table:

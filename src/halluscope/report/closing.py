@@ -1,0 +1,125 @@
+"""The closing block of a run that built the tables (the Snakefile's ``onsuccess``): where the
+tables, figures, metrics and report are, and a few headline numbers per model.
+
+The numbers are the run's headline metrics (``results/metrics/<profile>/<model>.json``,
+:mod:`halluscope.report.headline`), read, never computed again, in the order of
+:data:`~halluscope.report.headline.HEADLINES`, at most :data:`MAX_ROWS` of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from halluscope.report.headline import HEADLINES
+
+MAX_ROWS = 5
+MAX_MODELS = 5
+
+
+def _count(folder: Path, suffix: str) -> int:
+    return sum(1 for p in folder.iterdir() if p.suffix == suffix) if folder.is_dir() else 0
+
+
+def headline_numbers(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{model file stem: {name: value | {embedder: value}}}`` ({} when there are none)."""
+    if not folder.is_dir():
+        return {}
+    files = sorted(folder.glob("*.json"))
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in files}
+
+
+def _rank(name: str) -> int:
+    """The position of the headline ``name`` in HEADLINES (a ``{}`` name matches its prefix)."""
+    for index, head in enumerate(HEADLINES):
+        if name == head.name or ("{}" in head.name and name.startswith(head.name.split("{}")[0])):
+            return index
+    return len(HEADLINES)
+
+
+def _rows(numbers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, float]]]:
+    """``(row label, {model: value})`` in HEADLINES order; CAOS_avg of the first embedder."""
+    names = sorted({name for values in numbers.values() for name in values}, key=_rank)
+    rows = []
+    for name in names:
+        cells: dict[str, float] = {}
+        label = name
+        for model, values in numbers.items():
+            value = values.get(name)
+            if isinstance(value, Mapping) and value:
+                embedder = sorted(value)[0]
+                label = f"{name} ({embedder})"
+                value = value[embedder]
+            if isinstance(value, int | float):
+                cells[model] = value
+        if cells:
+            rows.append((label, cells))
+    return rows[:MAX_ROWS]
+
+
+def _numbers(values: list[float]) -> list[str]:
+    """One format per row: 3 decimals for rates, 1 for percentages (any value of 10 or more)."""
+    digits = 1 if any(abs(v) >= 10 for v in values) else 3
+    return [f"{v:.{digits}f}" for v in values]
+
+
+def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bool = True) -> str:
+    """The block's lines for the run's profile (``config["profile"]``); ``numbers=False`` when
+    the run did not build the metrics (they could be older than its tables)."""
+    profile = config["profile"]
+    tables = Path("results/tables") / profile
+    figures = Path("results/figures") / profile
+    metrics = Path("results/metrics")
+    models = config.get("generate", {}).get("models", [])
+    specs = config.get("models", {})
+    simulated = bool(models) and all(
+        isinstance(specs.get(m), Mapping) and specs[m].get("backend") == "sim" for m in models
+    )
+    note = " (simulated LVLMs: test instruments)" if simulated else ""
+    lines = [f"Done: profile {profile}{note}"]
+    n_tables = _count(root / tables, ".tex")
+    lines.append(f"  tables   {tables}/ ({n_tables} LaTeX tables, CSV twins beside them)")
+    n_figures = _count(root / figures, ".pdf")
+    if n_figures:
+        lines.append(f"  figures  {figures}/ ({n_figures} figures, PDF and PNG)")
+    if (root / metrics / f"{profile}.json").is_file():
+        per_model = (root / metrics / profile).is_dir()
+        extra = f"; per model: {metrics / profile}/" if per_model else ""
+        lines.append(f"  metrics  {metrics / profile}.json{extra}")
+    report = Path("results/paper/report.pdf")
+    if (root / report).is_file():
+        lines.append(f"  report   {report}")
+    else:
+        lines.append(f"  report   make paper -> {report}")
+    rows = _rows(headline_numbers(root / metrics / profile)) if numbers else []
+    if rows:
+        shown = sorted({m for _, cells in rows for m in cells})[:MAX_MODELS]
+        label_width = max(len("Headline (per model)") - 2, *(len(label) for label, _ in rows)) + 2
+        widths = [max(len(m), 6) + 2 for m in shown]
+        header = "Headline (per model)".ljust(label_width + 2)
+        lines.append(header + "".join(m.rjust(w) for m, w in zip(shown, widths, strict=True)))
+        for label, cells in rows:
+            formatted = dict(zip(cells, _numbers(list(cells.values())), strict=True))
+            values = [formatted.get(m, "-") for m in shown]
+            lines.append(
+                "  " + label.ljust(label_width)
+                + "".join(v.rjust(w) for v, w in zip(values, widths, strict=True))
+            )  # fmt: skip
+        hidden = len({m for _, cells in rows for m in cells}) - len(shown)
+        if hidden:
+            lines.append(f"  (+{hidden} more models in {metrics / profile}/)")
+    return "\n".join(lines)
+
+
+def log_closing_block(workflow: Any, config: Mapping[str, Any]) -> None:
+    """Log the block at the end of a successful run whose DAG holds the ``tables`` job (the
+    headline numbers only when it holds ``metrics`` too). The record is marked so that the
+    repository's logger (:mod:`snakemake_logger_plugin_halluscope`) prints it last."""
+    from snakemake.logging import logger
+
+    built = {job.rule.name for job in workflow.dag.jobs}
+    if workflow.is_main_process and "tables" in built:
+        block = closing_block(config, numbers="metrics" in built)
+        logger.info(block, extra={"halluscope_closing": True})
