@@ -271,7 +271,7 @@ def test_a_run_prints_one_line_per_job_no_json_and_the_closing_block(
                      "results/tables/", "all")  # fmt: skip
     lines = _terminal_lines(proc)
     assert not [line for line in lines if JSON_LINE.match(line)], lines
-    jobs = int(next(m.group(1) for line in lines if (m := re.match(r"^(\d+) jobs to run$", line))))
+    jobs = int(next(m.group(1) for line in lines if (m := re.match(r"^(\d+) jobs? to run$", line))))
     assert len([line for line in lines if re.match(rf"^\[\d+/{jobs}\] ", line)]) == jobs
     assert len(lines) <= jobs + 20, lines
     block = lines[lines.index("Done: profile demo (simulated LVLMs: test instruments)") :]

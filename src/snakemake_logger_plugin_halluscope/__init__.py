@@ -181,7 +181,8 @@ class LogHandler(LogHandlerBase):
         elif event == LogEvent.RUN_INFO:
             stats = getattr(record, "stats", None) or {}
             if "total" in stats:
-                self._write(f"{stats['total']} jobs to run")
+                total = stats["total"]
+                self._write(f"{total} job{'s' if total != 1 else ''} to run")
         elif event in (LogEvent.WORKFLOW_STARTED, LogEvent.RESOURCES_INFO):
             return  # in .snakemake/log/
         elif event is None and record.levelno == logging.INFO:
