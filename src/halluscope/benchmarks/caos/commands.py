@@ -1,6 +1,6 @@
 """CAOS's commands: the stage entry points of its rules (``halluscope stage score``,
-``summarize``, ``figure``, ``tables``, ``sensitivity``, ``llm-comparison``) and the hand-check
-``halluscope caos`` (:mod:`halluscope.benchmarks.caos.check`).
+``summarize``, ``figure``, ``tables``, ``sensitivity``, ``sensitivity-p``, ``llm-comparison``)
+and the hand-check ``halluscope caos`` (:mod:`halluscope.benchmarks.caos.check`).
 
 Thin wrappers: parse the arguments the rules pass and call this package's stage modules. Heavy
 imports happen inside the handlers.
@@ -79,6 +79,10 @@ def add_parser(subparsers: Any) -> None:
         ("--published", {"action": "store_true"}),
         ("--setting", {"type": json.loads, "default": {}}),
         ("--precision-recall", {"choices": ["per_caption", "micro"], "default": "per_caption"}),
+        (
+            "--chair-counts",
+            {"choices": ["with-rejected-ood", "in-domain"], "default": "with-rejected-ood"},
+        ),
         ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
     )
     add(
@@ -92,6 +96,27 @@ def add_parser(subparsers: Any) -> None:
         ("--frequent", J),
         ("--alternatives", J),
         ("--k", I),
+        ("--table1", J),
+        ("--models", J),
+        ("--embedders", J),
+        ("--decimals", I),
+        ("--out-dir", P),
+        ("--run", {"default": "demo", "help": "profile name, for LaTeX labels"}),
+    )
+    add(
+        subparsers,
+        "stage-sensitivity-p",
+        "CAOS Table 1 with the unverified out-of-domain objects hallucinated at a per-model rate p "
+        "solved from the paper's printed CHAIR_S (a sensitivity view)",
+        _sensitivity_p,
+        ("--summary", P),
+        ("--objects", J),
+        ("--oracle", J),
+        ("--items", P),
+        ("--vectors", J),
+        ("--frequent", J),
+        ("--k", I),
+        ("--k-max", I),
         ("--table1", J),
         ("--models", J),
         ("--embedders", J),
@@ -160,7 +185,7 @@ def _tables(args: argparse.Namespace) -> None:
 
     settings = report.TableSettings(
         args.decimals, args.k, args.models, args.instructions, args.embedders, args.published,
-        args.setting, args.precision_recall, args.run,
+        args.setting, args.precision_recall, args.run, args.chair_counts,
     )  # fmt: skip
     report.tables(settings, args.summary, args.out_dir)
 
@@ -174,6 +199,28 @@ def _sensitivity(args: argparse.Namespace) -> None:
     )  # fmt: skip
     vectors = {name: Path(path) for name, path in args.vectors.items()}
     report.sensitivity(settings, args.summary, args.objects, vectors, args.out_dir)
+
+
+def _sensitivity_p(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos import sensitivity_p
+
+    settings = sensitivity_p.RateSettings(
+        args.models, args.embedders, args.table1, args.k, args.k_max, args.frequent,
+        args.decimals, args.run,
+    )  # fmt: skip
+
+    def paths(mapping: dict) -> dict:
+        return {m: {i: Path(p) for i, p in by.items()} for m, by in mapping.items()}
+
+    sensitivity_p.run(
+        settings,
+        args.summary,
+        paths(args.objects),
+        paths(args.oracle),
+        args.items,
+        {name: Path(path) for name, path in args.vectors.items()},
+        args.out_dir,
+    )
 
 
 def _llm_comparison(args: argparse.Namespace) -> None:

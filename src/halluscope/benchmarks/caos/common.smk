@@ -45,14 +45,25 @@ def setting_summary():
     }
 
 
+def by_model_instruction(paths):
+    """``{model: {instruction: path}}`` of ``results/<area>/<dataset>/<model>/<instruction>.jsonl``
+    paths, for a stage that reads every model's files of some instructions."""
+    from pathlib import Path
+
+    out = {}
+    for path in paths:
+        out.setdefault(Path(path).parent.name, {})[Path(path).stem] = str(path)
+    return out
+
+
 def caos_table_files(dataset=RUN):
     if not CAOS_ENABLED:
         return []
     names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity"]
     twins = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"]
     if config["tables"]["published"]:
-        names += ["caos_comparison", "caos_agreement", "caos_differences"]
-        twins += ["caos_agreement"]
+        names += ["caos_comparison", "caos_agreement", "caos_differences", "caos_sensitivity_p"]
+        twins += ["caos_agreement", "caos_sensitivity_p"]
     if config["tables"].get("compare_with"):
         names += ["llm_comparison"]
         twins += ["llm_comparison"]

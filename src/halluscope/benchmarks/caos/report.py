@@ -44,6 +44,7 @@ class TableSettings:
     setting: Mapping[str, Any] = field(default_factory=dict)
     precision_recall: str = "per_caption"
     run: str = "demo"  # the profile, for LaTeX labels
+    chair_counts: str = "with-rejected-ood"
 
 
 @dataclass(frozen=True)
@@ -165,12 +166,16 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
     pub1 = PUBLISHED_TABLE1 if settings.published else None
     pub2 = PUBLISHED_TABLE2 if settings.published else None
     how = settings.precision_recall
-    records1 = table1_records(summary, models, embedders, pub1, precision_recall=how)
+    counts = settings.chair_counts
+    records1 = table1_records(
+        summary, models, embedders, pub1, precision_recall=how, chair_counts=counts
+    )
     atomic_write_text(
         out / "caos_table1.tex",
         table1_latex(
             summary, models, embedders, settings.decimals, sim, pub1, k=settings.k,
-            precision_recall=how, records=records1, label=f"tab:{settings.run}:caos-table1",
+            precision_recall=how, chair_counts=counts, records=records1,
+            label=f"tab:{settings.run}:caos-table1",
         ),
     )  # fmt: skip
     atomic_write_text(out / "caos_table1.csv", twin_csv(records1))
@@ -204,7 +209,9 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
         ),  # fmt: skip
     )
     atomic_write_text(out / "caos_ratios.csv", twin_csv(ratios))
-    atomic_write_text(out / "caos_setting.tex", setting_note(settings.setting, summary, sim))
+    atomic_write_text(
+        out / "caos_setting.tex", setting_note(settings.setting, summary, sim, counts)
+    )
     if settings.published:
         from halluscope.benchmarks.caos import reproduction
 
@@ -218,7 +225,13 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
         )
         atomic_write_text(out / "caos_agreement.csv", reproduction.agreement_csv(agreement))
         atomic_write_text(
-            out / "caos_differences.tex", reproduction.differences_latex(settings.setting)
+            out / "caos_differences.tex",
+            reproduction.differences_latex(
+                settings.setting,
+                reproduction.unexplained_cells(records1),
+                reproduction.reading_check(summary, models, embedders, pub1),
+                reproduction.level_gaps(records1),
+            ),
         )
 
 
@@ -270,7 +283,9 @@ def _tt(text: object) -> str:
     return r"\texttt{" + latex_escape(str(text)) + "}"
 
 
-def setting_note(setting: dict, summary, simulated: bool) -> str:
+def setting_note(
+    setting: dict, summary, simulated: bool, chair_counts: str = "with-rejected-ood"
+) -> str:
     """A generated paragraph listing what the CAOS numbers depend on and how it differs from the
     paper's setting (embedding files, extractor LLM, oracle, data), so no table is read out of
     context."""
@@ -351,11 +366,29 @@ def setting_note(setting: dict, summary, simulated: bool) -> str:
             "(of all distinct objects, Table~1 instructions): " + unverified_counts(summary)
         )
     items.append(otext + ".")
+    if chair_counts == "in-domain":
+        counted = (
+            "precision and CHAIR$_S$ count MSCOCO objects only "
+            f"({_tt('tables.chair_counts: in-domain')}; the paper's reading also counts the "
+            "out-of-domain objects its oracle rejected)"
+        )
+    else:
+        counted = (
+            "precision and CHAIR$_S$ count MSCOCO objects and the out-of-domain objects the "
+            f"oracle judged, rejected ones as hallucinations ({_tt('tables.chair_counts')} "
+            f"{_tt('with-rejected-ood')}, the paper's reading)"
+            + (
+                "; with no oracle, Table~1 prints them with the unverified objects left out "
+                "(which equals the in-domain reading) and both bounds"
+                if omethod == "none"
+                else ""
+            )
+        )
     items.append(
         "$L$ holds each caption's distinct objects in order of first mention (Algorithm~1); "
         "\\# Objects is their mean number per caption (unverified out-of-domain objects "
         "included); precision and recall are means over captions of per-caption values "
-        "(precision over verified objects, captions with at least one)."
+        "(precision over verified objects, captions with at least one); " + counted + "."
     )
     frequent = setting.get("frequent")
     items.append(

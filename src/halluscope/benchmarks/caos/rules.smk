@@ -166,6 +166,7 @@ rule caos_tables:
     params:
         published="--published" if config["tables"]["published"] else "",
         precision_recall=config["tables"].get("precision_recall", "per_caption"),
+        chair_counts=config["tables"].get("chair_counts", "with-rejected-ood"),
         setting=json_arg(setting_summary()),
         decimals=config["tables"]["decimals"],
         k=config["caos"]["k"],
@@ -182,7 +183,8 @@ rule caos_tables:
         "--decimals {params.decimals} --k {params.k} --models {params.models} "
         "--instructions {params.instructions} --embedders {params.embedders} "
         "{params.published} --setting {params.setting} "
-        "--precision-recall {params.precision_recall} --run {wildcards.dataset} "
+        "--precision-recall {params.precision_recall} --chair-counts {params.chair_counts} "
+        "--run {wildcards.dataset} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
@@ -214,6 +216,54 @@ rule caos_sensitivity:
         "--vectors {params.vectors} --frequent {params.frequent} "
         "--alternatives {params.alternatives} --k {params.k} --table1 {params.table1} "
         "--models {params.models} --embedders {params.embedders} "
+        "--decimals {params.decimals} --run {wildcards.dataset} "
+        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+
+
+# Reads the object lists and oracle decisions again (not the score files): at rate p every
+# unverified object is drawn hallucinated or present, and a present one changes T and X of the
+# caption's other objects, so the captions are scored again. Code digest of the caos package
+# (its commands import this view), not of the tables stage: it is not a DVC stage (the demo
+# prints no published values).
+rule caos_sensitivity_p:
+    """Table 1 with the unverified out-of-domain objects hallucinated at a per-model rate p solved
+    from the paper's printed CHAIR_S: a labelled sensitivity view beside the bounds."""
+    input:
+        summary="results/scores/{dataset}/summary.csv",
+        objects=lambda wc: expand(
+            "results/objects/{dataset}/{model}/{instruction}.jsonl",
+            dataset=wc.dataset, model=MODELS, instruction=config["tables"]["table1_instructions"],
+        ),
+        oracle=lambda wc: expand(
+            "results/oracle/{dataset}/{model}/{instruction}.jsonl",
+            dataset=wc.dataset, model=MODELS, instruction=config["tables"]["table1_instructions"],
+        ),
+        item_file="results/data/{dataset}/items.jsonl",
+        vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
+    output:
+        table="results/report/{dataset}/caos_sensitivity_p.tex",
+        twin=report_csvs("results/report/{dataset}/caos_sensitivity_p.csv", "CAOS", captions="."),
+    params:
+        objects=lambda wc, input: json_arg(by_model_instruction(input.objects)),
+        oracle=lambda wc, input: json_arg(by_model_instruction(input.oracle)),
+        vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
+        frequent=json_arg(config["caos"]["frequent"]),
+        k=config["caos"]["k"],
+        k_max=config["caos"]["k_max"],
+        table1=json_arg(config["tables"]["table1_instructions"]),
+        models=json_arg(MODELS),
+        embedders=json_arg(EMBEDDERS),
+        decimals=config["tables"]["decimals"],
+        code=code_version("caos"),
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/tables/{dataset}.sensitivity_p.log",
+    shell:
+        "halluscope stage sensitivity-p --summary {input.summary} --objects {params.objects} "
+        "--oracle {params.oracle} --items {input.item_file} --vectors {params.vectors} "
+        "--frequent {params.frequent} --k {params.k} --k-max {params.k_max} "
+        "--table1 {params.table1} --models {params.models} --embedders {params.embedders} "
         "--decimals {params.decimals} --run {wildcards.dataset} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 

@@ -3,6 +3,9 @@ every instruction of one model x embedder, loading the vectors once).
 
 Counts are of the caption's *distinct* objects (L of Algorithm 1), except the ``*_mentions``
 columns, which count every mention (CHAIR_I is a mention-level rate in the reference CHAIR).
+``n_in_domain`` and ``n_in_domain_hallucinated`` give the in-domain reading of precision and
+CHAIR_S (``tables.chair_counts: in-domain``), the other counts the reading with out-of-domain
+objects judged by the oracle.
 CAOS is computed three times: with unverified objects (no oracle) left out (the headline), and
 with all of them present / all absent (``*_if_present``, ``*_if_absent``), the two bounds.
 """
@@ -33,6 +36,7 @@ CAPTION_COLUMNS = (
     *KEYS,
     "n_objects",
     "n_mentions",
+    "n_in_domain",
     "n_in_domain_mentions",
     "n_in_domain_hallucinated_mentions",
     "n_hallucinated",
@@ -174,6 +178,7 @@ def _score_file(
                 **key,
                 "n_objects": len(objs),
                 "n_mentions": len(mentions),
+                "n_in_domain": sum(o.in_domain for o in objs),
                 "n_in_domain_mentions": sum(o.in_domain for o in mentions),
                 "n_in_domain_hallucinated_mentions": sum(
                     o.in_domain and o.present is False for o in mentions

@@ -32,6 +32,16 @@ GENERAL_ROWS: tuple[tuple[str, str, str], ...] = (
     ("POPE_F1", "POPE-F1", "POPE-F1"),
 )
 
+#: Readings of Table 1's CHAIR_S and precision (``tables.chair_counts``) -> their summary.csv
+#: columns (precision, micro precision, CHAIR_S). ``with-rejected-ood``: in-domain objects by
+#: the ground truth and out-of-domain objects by the oracle (those it rejected are
+#: hallucinations; unverified ones are left out and bounded); ``in-domain``: MSCOCO objects only
+#: (the reference CHAIR), which no oracle decision moves.
+CHAIR_COUNTS: dict[str, tuple[str, str, str]] = {
+    "with-rejected-ood": ("precision", "precision_micro", "CHAIR_S"),
+    "in-domain": ("precision_in_domain", "precision_micro_in_domain", "CHAIR_S_mscoco"),
+}
+
 #: Summary columns with bounds for unverified out-of-domain objects (summarize.py).
 BOUNDED_COLUMNS: tuple[str, ...] = ("precision", "CHAIR_S", *CAOS_COLUMNS)
 #: Suffixes of the bound rows in tables and their CSV twins.
@@ -119,13 +129,22 @@ def table1_records(
     *,
     instruction_id: str = "table1",
     precision_recall: str = "per_caption",
+    chair_counts: str = "with-rejected-ood",
 ) -> list[dict]:
     """Table 1 as long-format records (the CSV twin): one per (model, embedding, metric).
 
     ``precision_recall``: ``per_caption`` (the paper's "average precision": mean over captions)
-    or ``micro`` (pooled counts). Bound rows (``... [unverified present]`` / ``[... absent]``)
-    follow each affected metric when some object was left unverified.
+    or ``micro`` (pooled counts). ``chair_counts`` (:data:`CHAIR_COUNTS`): which objects
+    precision and CHAIR_S count, in-domain ones only or also the out-of-domain ones the oracle
+    judged. Bound rows (``... [unverified present]`` / ``[... absent]``) follow each affected
+    metric when some object was left unverified (the in-domain reading has none: no oracle
+    decision moves it).
     """
+    if chair_counts not in CHAIR_COUNTS:
+        raise ValueError(
+            f"chair_counts: expected one of {list(CHAIR_COUNTS)}, got {chair_counts!r}"
+        )
+    per_caption_precision, micro_precision, chair_s = CHAIR_COUNTS[chair_counts]
     rows = summary_rows(summary, instruction_id)
     bounds = has_unverified(summary, instruction_id, models)
     records: list[dict] = []
@@ -150,6 +169,10 @@ def table1_records(
         source = column
         if column in ("precision", "recall") and precision_recall == "micro":
             source = f"{column}_micro"
+        if column == "precision":
+            source = micro_precision if precision_recall == "micro" else per_caption_precision
+        elif column == "CHAIR_S":
+            source = chair_s
         for model in models:
             add(model, "", source, metric, column)
     for embedder in embedders:
@@ -229,21 +252,29 @@ def records_frame(
         for m in models
     }
     frame = pd.DataFrame(data, index=range(len(order)))
-    pub_models = [
-        m for m in models if any(r["model"] == m and r["published"] is not None for r in records)
-    ]
-    published = {
-        PUBLISHED_IDS.get(m, m): {
-            f"{e}|{metric}": cell[(e, metric, m)]["published"]
-            for e, metric in order
-            if (e, metric, m) in cell and cell[(e, metric, m)]["published"] is not None
-        }
-        for m in pub_models
-    }
-    frame = pd.concat([frame, _published_frame(published, [f"{e}|{m}" for e, m in order])], axis=1)
+    frame = pd.concat([frame, published_columns(cell, order, models)], axis=1)
     labels = [_metric_label(metric, e, k) for e, metric in order]
     breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
     return frame, labels, breaks
+
+
+def published_columns(
+    cell: Mapping[tuple[str, str, str], Mapping],
+    order: Sequence[tuple[str, str]],
+    models: Sequence[str],
+) -> pd.DataFrame:
+    """The "(published)" columns of the rows ``order`` ((embedding, metric) pairs), read from
+    ``cell`` ((embedding, metric, model) -> record), for the models with a published value."""
+    published = {
+        PUBLISHED_IDS.get(m, m): {
+            f"{e}|{x}": cell[(e, x, m)]["published"]
+            for e, x in order
+            if (e, x, m) in cell and cell[(e, x, m)]["published"] is not None
+        }
+        for m in models
+        if any(cell.get((e, x, m), {}).get("published") is not None for e, x in order)
+    }
+    return _published_frame(published, [f"{e}|{x}" for e, x in order])
 
 
 def _nan(value: float | None) -> float:
@@ -336,6 +367,7 @@ def table1_latex(
     instruction_id: str = "table1",
     label: str = "tab:caos-table1",
     precision_recall: str = "per_caption",
+    chair_counts: str = "with-rejected-ood",
     records: Sequence[Mapping] | None = None,
 ) -> str:
     """Table 1: precision, recall, objects per caption, CHAIR_S, POPE-F1 and the six CAOS scores
@@ -352,6 +384,7 @@ def table1_latex(
             published,
             instruction_id=instruction_id,
             precision_recall=precision_recall,
+            chair_counts=chair_counts,
         )
     frame, labels, breaks = records_frame(records, models, k)
     names = ", ".join(latex_escape(embedder_label(e)) for e in embedders)
@@ -371,7 +404,9 @@ def table1_latex(
             else ""
         )
         + r" \# Objects is the mean number of distinct objects per caption; CHAIR$_S$ the"
-        " fraction of captions with a hallucinated object. CAOS$_T$, CAOS$_X$, CAOS$_K$ are"
+        " fraction of captions with a hallucinated object. "
+        + chair_counts_sentence(chair_counts, bounds)
+        + " CAOS$_T$, CAOS$_X$, CAOS$_K$ are"
         " means over captions with a hallucination; CAOS$_{T/X}$, CAOS$_{X/K}$ and"
         r" CAOS$_{\mathrm{avg}}$ are computed from those means, as in the paper."
         + (
@@ -384,6 +419,29 @@ def table1_latex(
         + (_PUBLISHED_NOTE if any(r["published"] is not None for r in records) else "")
     )
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
+
+
+def chair_counts_sentence(chair_counts: str, bounds: bool) -> str:
+    """Which objects Table 1's precision and CHAIR$_S$ count (``tables.chair_counts``), and what
+    the unmarked rows print when some out-of-domain objects went unverified."""
+    if chair_counts == "in-domain":
+        return (
+            "Precision and CHAIR$_S$ count MSCOCO objects only (\\texttt{tables.chair\\_counts: "
+            "in-domain}, the reference CHAIR); out-of-domain objects, verified or not, do not "
+            "enter them."
+        )
+    text = (
+        "Precision and CHAIR$_S$ count MSCOCO objects by the ground truth and out-of-domain "
+        "objects by the oracle, those it rejected as hallucinations (\\texttt{tables.chair\\_"
+        "counts: with-rejected-ood}, the reading the paper's printed CHAIR$_S$ fits)."
+    )
+    if bounds:
+        text += (
+            " Their unmarked rows count verified objects only (with no oracle, the in-domain "
+            "ones: the values of the in-domain reading); their bound rows give the range this "
+            "reading takes whatever an oracle would decide."
+        )
+    return text
 
 
 def table2_latex(
