@@ -198,6 +198,7 @@ def test_rate_records_round_trip(scorer: CAOSScorer) -> None:
     assert value(records, "m", "CAOS_T" + sp.AT_RATE) is not None
     latex = sp.rate_latex(records, ["m"], 2, 2, draws=sp.DRAWS)
     assert "Sensitivity view, not a result" in latex and "0.50 [0.25, 0.75]" in latex
+    assert "no rate $p$ is defined" not in latex
     table1 = [twin_record("m", "", "CHAIR_S", 0.25, 0.5)]
     agreement = sp.agreement_latex(table1, records, 2, "tab:x")
     assert "at rate $p$" in agreement and "0.25" in agreement  # |0.25 - 0.5| in Table 1
@@ -266,3 +267,15 @@ def test_reading_check_counts_models_per_reading() -> None:
     assert checks["precision"]["with-rejected-ood"] == ["m1", "m2"]
     item = reproduction.reading_items(list(checks.values()))[0]
     assert "reproduces 0 of 2 models" in item and "holds 2 of 2" in item
+
+
+def test_no_unverified_objects_no_rate(scorer: CAOSScorer) -> None:
+    """With an oracle for every object (the paper profile) p is undefined and the view says so."""
+    captions = [sp.Caption(("m", "i01", "1"), ["cat"], [CaptionObject("dog", True, False, 1)])]
+    summary = pd.DataFrame([{"model": "m", "embedder": "glove", "instruction_id": "table1"}])
+    settings = sp.RateSettings(["m"], ["glove"], ["i01"], 2, 3, "coco", 2)
+    published = {"m": {"CHAIR_S": 0.5, "precision": 0.8}}
+    records = sp.rate_records(settings, summary, {"m": captions}, {"glove": scorer}, published)
+    assert value(records, "m", sp.P_FROM_CHAIR) is None
+    assert "no rate $p$ is defined" in sp.rate_latex(records, ["m"], 2, 2)
+    assert sp.agreement_latex([twin_record("m", "", "CHAIR_S", 1.0, 0.5)], records, 2, "t") == ""

@@ -343,8 +343,17 @@ def rate_latex(
         )
         labels.append(name + " at rate $p$")
     breaks = [i for i, (e, _) in enumerate(shown) if i and e != shown[i - 1][0]]
+    undefined = all(
+        r["value"] is None for r in records if r["metric"] == P_FROM_CHAIR and r["model"] in models
+    )
     caption = (
-        "\\emph{Sensitivity view, not a result.} Table~1 with the out-of-domain objects no "
+        (
+            "No out-of-domain object is unverified here (or no printed CHAIR$_S$ is known for "
+            "these models), so no rate $p$ is defined and the table is empty. "
+            if undefined
+            else ""
+        )
+        + "\\emph{Sensitivity view, not a result.} Table~1 with the out-of-domain objects no "
         "oracle verified taken as hallucinated at one rate $p$ per model, $p$ solved so that "
         "the expected CHAIR$_S$ equals the paper's printed CHAIR$_S$ (each unverified distinct "
         "object hallucinated independently with probability $p$; $p = 0$ is the bound "
@@ -373,6 +382,8 @@ def agreement_latex(
         for r in rank_agreement([r for r in records if r["metric"].endswith(AT_RATE)])
     }
     keys = [key for key in head if key in at]
+    if not keys:  # no unverified object: no rate, nothing to compare
+        return ""
 
     def nan(value: float | None) -> float:
         return float("nan") if value is None else value
