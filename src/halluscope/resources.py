@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SCHEDULING_KEYS = frozenset({"gpu", "mem_mb", "runtime"})
+from halluscope.models.base import SCHEDULING_KEYS
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,10 @@ class Backend(Protocol):
 
 BackendFactory = Callable[..., Backend]
 
+#: Keys of a model spec that say what a job needs from the executor (halluscope.resources),
+#: not how to build the backend.
+SCHEDULING_KEYS = frozenset({"gpu", "mem_mb", "runtime"})
+
 _FACTORIES: dict[str, BackendFactory] = {}
 
 # Backends whose module registers itself on import; importing lazily keeps heavy dependencies
@@ -223,10 +227,8 @@ def make_backend(spec: Mapping[str, Any], **context: Any) -> Backend:
     ``answer_keys=True`` (the caller's requests carry answer keys). The scheduling keys of a
     spec (``gpu``, ``mem_mb``, ``runtime``: halluscope.resources) are for the executor, not the
     backend, and are dropped first."""
-    from halluscope.resources import scheduling_keys_removed
-
     if isinstance(spec, Mapping):
-        spec = scheduling_keys_removed(spec)
+        spec = {k: v for k, v in spec.items() if k not in SCHEDULING_KEYS}
     name = spec.get("backend") if isinstance(spec, Mapping) else None
     if name not in _FACTORIES and name in _LAZY_MODULES:
         importlib.import_module(_LAZY_MODULES[name])
