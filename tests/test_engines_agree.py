@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,9 +23,11 @@ pytestmark = pytest.mark.slow
 
 def _clone_with_build(demo_build: Path, dest: Path) -> Path:
     """A fresh clone (the committed dvc.lock) carrying the session's demo build."""
-    root = add_build(demo_build, fresh_clone(dest))
-    assert (root / "dvc.lock").exists()
-    return root
+    root = fresh_clone(dest)
+    shutil.copy2(ROOT / "dvc.lock", root / "dvc.lock")
+    run([*GIT, "add", "dvc.lock"], root)
+    run([*GIT, "commit", "-qm", "the committed dvc.lock"], root)
+    return add_build(demo_build, root)
 
 
 def _stages_run(stdout: str) -> set[str]:
