@@ -125,7 +125,7 @@ def test_spec_errors_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="model_path' or 'model"):
         make_backend({"backend": "llamacpp"})
     with pytest.raises(ValueError, match="unknown key"):
-        make_backend({"backend": "llamacpp", "model": "smollm2", "gpu": True})
+        make_backend({"backend": "llamacpp", "model": "smollm2", "n_gpu_layerz": 1})
     with pytest.raises(ValueError, match="unknown bundled"):
         make_backend({"backend": "llamacpp", "model": "gpt-5"})
     with pytest.raises(ValueError, match="not found"):

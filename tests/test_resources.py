@@ -37,7 +37,7 @@ MODEL_OPTIONS = (
 
 
 def test_spec_needs_backend_defaults_and_overrides() -> None:
-    assert spec_needs({"backend": "sim"}) == BACKEND_NEEDS["sim"]
+    assert spec_needs({"backend": "sim"}) == NO_MODEL  # not listed: answers from memory
     assert spec_needs({"backend": "hf", "gpu": 1}) == Needs(
         1, BACKEND_NEEDS["hf"].mem_mb, BACKEND_NEEDS["hf"].runtime
     )

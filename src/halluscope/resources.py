@@ -35,7 +35,6 @@ class Needs:
 # transformers LVLM of 7-13B parameters holds its weights in host memory while loading; an
 # OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU.
 BACKEND_NEEDS: dict[str, Needs] = {
-    "sim": Needs(gpu=0, mem_mb=2000, runtime=30),
     "replay": Needs(gpu=0, mem_mb=2000, runtime=30),
     "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240),
     "hf": Needs(gpu=0, mem_mb=32000, runtime=240),
@@ -56,7 +55,8 @@ def spec_needs(spec: Mapping[str, Any], where: str = "model spec") -> Needs:
     """What one model spec needs: its backend's defaults, overridden by the spec's own
     ``gpu`` / ``mem_mb`` / ``runtime`` (non-negative integers; ``where`` names it in errors)."""
     backend = spec.get("backend")
-    base = BACKEND_NEEDS.get(str(backend), ENCODER_NEEDS)
+    # a backend not listed (the simulated LVLMs, test instruments) answers from memory
+    base = BACKEND_NEEDS.get(str(backend), NO_MODEL if backend else ENCODER_NEEDS)
     values = {"gpu": base.gpu, "mem_mb": base.mem_mb, "runtime": base.runtime}
     for key in SCHEDULING_KEYS & set(spec):
         value = spec[key]

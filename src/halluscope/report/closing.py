@@ -73,10 +73,9 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
     figures = Path("results/figures") / profile
     metrics = Path("results/metrics")
     models = config.get("generate", {}).get("models", [])
-    specs = config.get("models", {})
-    simulated = bool(models) and all(
-        isinstance(specs.get(m), Mapping) and specs[m].get("backend") == "sim" for m in models
-    )
+    from halluscope.report import is_simulated
+
+    simulated = is_simulated(models)
     note = " (simulated LVLMs: test instruments)" if simulated else ""
     lines = [f"Done: profile {profile}{note}"]
     n_tables = _count(root / tables, ".tex")

@@ -106,8 +106,8 @@ def add_parser(subparsers: Any) -> None:
     add(
         subparsers,
         "stage-sensitivity-p",
-        "CAOS Table 1 with the unverified out-of-domain objects hallucinated at a per-model rate p "
-        "solved from the paper's printed CHAIR_S (a sensitivity view)",
+        "Table 1 with unverified out-of-domain objects hallucinated at a per-model rate p "
+        "(sensitivity)",
         _sensitivity_p,
         ("--summary", P),
         ("--objects", J),
