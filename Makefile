@@ -45,20 +45,22 @@ install-llama:
 # its build test), Java (METEOR 1.5 for NOPE), git (DVC), npm (the plotting libraries of
 # `dvc plots show`). Installed when run as root (or with sudo), otherwise named with the one
 # command that installs them.
-DEBIAN_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
-    texlive-fonts-recommended default-jre-headless git npm
+TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
+    texlive-fonts-recommended
+# Only the packages of the programs that are missing: a machine whose Node.js came from
+# elsewhere keeps its npm (Debian's npm package would replace that Node.js).
 system-deps:
-	@missing=""; \
-	command -v pdflatex >/dev/null || missing="$$missing pdflatex"; \
-	command -v java >/dev/null || missing="$$missing java"; \
-	command -v git >/dev/null || missing="$$missing git"; \
-	command -v npm >/dev/null || missing="$$missing npm"; \
+	@missing=""; packages=""; \
+	command -v pdflatex >/dev/null || { missing="$$missing pdflatex"; packages="$$packages $(TEX_PACKAGES)"; }; \
+	command -v java >/dev/null || { missing="$$missing java"; packages="$$packages default-jre-headless"; }; \
+	command -v git >/dev/null || { missing="$$missing git"; packages="$$packages git"; }; \
+	command -v npm >/dev/null || { missing="$$missing npm"; packages="$$packages npm"; }; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; else \
-	    echo "missing:$$missing; install them with: sudo apt-get install -y $(DEBIAN_PACKAGES)" >&2; exit 1; fi; \
+	    echo "missing:$$missing; install them with: sudo apt-get install -y$$packages" >&2; exit 1; fi; \
 	  echo "installing Debian packages for:$$missing"; \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEBIAN_PACKAGES); \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$packages; \
 	fi
 
 # `dvc plots show` writes a page whose plotting libraries (vega, vega-lite, vega-embed, pinned in
