@@ -7,7 +7,11 @@ STAMP := $(VENV)/.installed
 # llama.cpp is compiled for one pinned instruction set (x86-64-v3: AVX2, FMA, F16C, no AVX-512),
 # never -march=native: other SIMD kernels round differently and flip greedy near-ties, so a
 # native build on another CPU writes other bytes (README "What reproduces where").
-LLAMA_CMAKE_ARGS := $(shell cat envs/llama-cpp-cmake-args)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF -DGGML_SSE42=ON \
+    -DGGML_AVX=ON -DGGML_F16C=ON -DGGML_FMA=ON -DGGML_AVX2=ON \
+    -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
+    -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
+    -DGGML_AMX_BF16=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=ON -DGGML_BLAS=OFF
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
 .PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean slurm-test
@@ -17,7 +21,7 @@ $(BIN)/python:
 
 # The pinned llama.cpp build, once per version and set of CMake arguments (the stamp's name
 # carries both): compiled from source, never a cached wheel built for another CPU.
-LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPP_VERSION)-$(shell cksum envs/llama-cpp-cmake-args | cut -d' ' -f1)
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPP_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
 $(LLAMA_STAMP): $(BIN)/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
 	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)

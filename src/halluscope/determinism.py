@@ -5,7 +5,7 @@ per CPU. AVX-512 and AVX2 kernels sum in other orders, the low bits of a logit o
 move, greedy decoding flips on a near-tie, and every file downstream differs from the committed
 ``dvc.lock``. So every pipeline process runs one instruction-set level, whatever CPU it is on:
 
-- llama.cpp: compiled for that level (``envs/llama-cpp-cmake-args``, the ``make install`` step),
+- llama.cpp: compiled for that level (``LLAMA_CMAKE_ARGS`` of the Makefile's install step),
   never ``-march=native``; :func:`check_llama_build` refuses a build with other features.
 - torch: ``ATEN_CPU_CAPABILITY`` caps ATen's vectorised kernels; ``MKL_CBWR=AVX2,STRICT`` is
   MKL's conditional numerical reproducibility (AVX2 code path, results independent of the
@@ -48,7 +48,7 @@ REQUIRED_CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "bmi2", "sse4_2")
 
 NATIVE_ENV = "HALLUSCOPE_NATIVE_KERNELS"
 THREADS_ENV = "HALLUSCOPE_TORCH_THREADS"
-CMAKE_ARGS_FILE = Path(__file__).resolve().parents[2] / "envs" / "llama-cpp-cmake-args"
+CMAKE_ARGS_FILE = Path(__file__).resolve().parents[2] / "Makefile"  # LLAMA_CMAKE_ARGS
 
 #: ggml's names in ``llama_print_system_info()`` for the CMake options of the pinned build.
 _GGML_FEATURE = {
