@@ -128,13 +128,15 @@ def llama_build() -> dict[str, object]:
     }
 
 
-def llm_provenance(spec: Mapping[str, Any]) -> dict[str, object] | None:
-    """For an LLM artifact: the llama.cpp build and instruction set behind a ``llamacpp`` model
-    spec (version, level, compiled features; never the host CPU, so the bytes match on every
-    machine that reproduces), or ``None`` for other backends."""
-    if spec.get("backend") != "llamacpp":
-        return None
+def llama_provenance() -> dict[str, object]:
+    """For an LLM artifact: the llama.cpp build and instruction set (version, level, compiled
+    features; never the host CPU, so the bytes match on every machine that reproduces)."""
     return {k: v for k, v in llama_build().items() if k != "mismatches"}
+
+
+def llm_provenance(spec: Mapping[str, Any]) -> dict[str, object] | None:
+    """:func:`llama_provenance` for a ``llamacpp`` model spec, ``None`` for other backends."""
+    return llama_provenance() if spec.get("backend") == "llamacpp" else None
 
 
 def missing_cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:

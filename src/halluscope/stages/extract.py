@@ -219,10 +219,8 @@ def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
                 reason = str(rejected.get("reason"))
                 llm["rejected"][reason] = llm["rejected"].get(reason, 0) + 1
     if llm["captions"]:
-        from halluscope.determinism import llama_build
+        from halluscope.determinism import llama_provenance
 
-        # which llama.cpp build and instruction set produced the replies (not the host CPU:
-        # that would differ from machine to machine while the bytes do not)
-        counts["llm_build"] = {k: v for k, v in llama_build().items() if k != "mismatches"}
+        counts["llm_build"] = llama_provenance()  # which build produced the replies
     write_json(out, counts)
     return counts
