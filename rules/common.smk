@@ -226,7 +226,8 @@ def profile_result_roots():
     """The files and folders of the active profile's results (what the guard watches)."""
     import glob
 
-    return sorted(glob.glob(f"results/*/{RUN}")) + [f"results/metrics/{RUN}.json"]
+    headline = [f"results/metrics/{RUN}.json", f"metrics/{RUN}"]
+    return sorted(glob.glob(f"results/*/{RUN}")) + headline
 
 
 def record_built_outputs():

@@ -26,7 +26,7 @@ rule metrics:
         [f for f in caos_table_files() + benchmark_table_files() if f.endswith(".csv")],
     output:
         full=f"results/metrics/{RUN}.json",
-        headline=directory(f"results/metrics/{RUN}"),
+        headline=directory(f"metrics/{RUN}"),
     params:
         code=code_version("tables"),
     conda:

@@ -36,6 +36,8 @@ COPY = [
     ".dvcignore",
     ".gitignore",
 ]
+# where the DAG writes: results/ (DVC's cache) and the headline metrics/ (kept in git)
+OUTPUT_ROOTS = ("results", "metrics")
 
 
 def merged_params(profile: str, extra: dict | None = None) -> dict:
@@ -138,8 +140,10 @@ def copy_of_build(built: Path, dest: Path) -> Path:
 
 
 def add_build(built: Path, root: Path) -> Path:
-    """Copy ``built``'s results/ and Snakemake metadata (mtimes kept) into the project ``root``."""
-    shutil.copytree(built / "results", root / "results", symlinks=True)
+    """Copy ``built``'s results/, headline metrics/ and Snakemake metadata (mtimes kept) into the
+    project ``root``."""
+    for name in OUTPUT_ROOTS:
+        shutil.copytree(built / name, root / name, symlinks=True, dirs_exist_ok=True)
     shutil.copytree(
         built / ".snakemake",
         root / ".snakemake",

@@ -37,7 +37,7 @@ def test_dvc_yaml_passes_dvc_schema_and_headline_is_git_tracked_metrics() -> Non
     profile = dvc_profile()
     metrics = [m for stage in document["stages"].values() for m in stage.get("metrics", [])]
     # one uncached entry: the headline folder, carried by git (the baseline of `dvc exp show`)
-    assert metrics == [{f"results/metrics/{profile}": {"cache": False, "persist": True}}]
+    assert metrics == [{f"metrics/{profile}": {"cache": False, "persist": True}}]
     outs = [next(iter(o)) for s in document["stages"].values() for o in s["outs"]]
     assert f"results/metrics/{profile}.json" in outs  # the full metrics: a plain cached out
 
@@ -47,8 +47,9 @@ def test_git_tracks_the_headline_and_ignores_the_rest_of_results() -> None:
         proc = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT, check=False)
         return proc.returncode == 0
 
-    assert not ignored("results/metrics/demo/sim-precise.json")
-    assert not ignored("results/metrics/pope-captions/llava15.json")
+    assert not ignored("metrics/demo/sim-precise.json")
+    assert not ignored("metrics/pope-captions/llava15.json")
+    assert ignored("metrics/demo/.snakemake_timestamp")
     for path in (
         "results/metrics/demo.json",
         "results/scores/demo/x.csv",
@@ -206,7 +207,7 @@ def _dvc(root: Path, *args: str) -> str:
 def test_headline_metrics_are_committed_and_fit_160_columns(committed: Path) -> None:
     profile = dvc_profile()
     tracked = subprocess.run(
-        ["git", "ls-files", f"results/metrics/{profile}"],
+        ["git", "ls-files", f"metrics/{profile}"],
         cwd=committed,
         capture_output=True,
         text=True,
@@ -214,7 +215,7 @@ def test_headline_metrics_are_committed_and_fit_160_columns(committed: Path) -> 
     ).stdout.split()
     params = yaml.safe_load((committed / "params.yaml").read_text(encoding="utf-8"))
     models = params["generate"]["models"]
-    assert tracked == sorted(f"results/metrics/{profile}/{m}.json" for m in models)
+    assert tracked == sorted(f"metrics/{profile}/{m}.json" for m in models)
 
     shown = _dvc(committed, "metrics", "show")
     lines = shown.rstrip("\n").splitlines()
@@ -231,7 +232,7 @@ def test_headline_metrics_are_committed_and_fit_160_columns(committed: Path) -> 
     # the committed baseline row of `dvc exp show` holds every headline number (no "!")
     table = list(csv.DictReader(_dvc(committed, "exp", "show", "--csv").splitlines()))
     (baseline,) = [r for r in table if r["Experiment"] == "" and r["rev"] not in ("workspace",)]
-    headline = [k for k in baseline if k.startswith(f"results/metrics/{profile}/")]
+    headline = [k for k in baseline if k.startswith(f"metrics/{profile}/")]
     assert headline and all(re.fullmatch(r"[0-9.]+", baseline[k]) for k in headline), baseline
 
 

@@ -69,6 +69,7 @@ CHECKED = (
     "results/report/",
     "results/figures/",
     "results/metrics/",
+    "metrics/",
 )
 
 
@@ -77,8 +78,8 @@ def _checked(found: dict[str, str]) -> dict[str, str]:
 
 
 def _cached(found: dict[str, str]) -> dict[str, str]:
-    """Without the headline metrics (results/metrics/<profile>/): DVC metrics kept in git."""
-    return {k: v for k, v in found.items() if not k.startswith("results/metrics/demo/")}
+    """Without the headline metrics (metrics/<profile>/): DVC metrics kept in git."""
+    return {k: v for k, v in found.items() if not k.startswith("metrics/demo/")}
 
 
 def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(

@@ -18,17 +18,26 @@ import time
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import add_build, copy_project, env, planned_jobs, run, snakemake
+from pipeline_helpers import (
+    OUTPUT_ROOTS,
+    add_build,
+    copy_project,
+    env,
+    planned_jobs,
+    run,
+    snakemake,
+)
 
 pytestmark = pytest.mark.slow
 GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
 
 
 def digests(root: Path) -> dict[str, str]:
-    """SHA-256 of every file under results/ (relative path -> digest)."""
+    """SHA-256 of every file the DAG wrote (relative path -> digest)."""
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted((root / "results").rglob("*"))
+        for name in OUTPUT_ROOTS
+        for p in sorted((root / name).rglob("*"))
         if p.is_file()
     }
 
@@ -48,7 +57,7 @@ def clone_a(demo_build: Path, tmp_path_factory) -> Path:
     assert planned_jobs(root, "results/tables/", "all") == {}
     run(["dvc", "commit", "--force", "--quiet"], root)
     # the headline metrics are DVC metrics kept in git (cache: false): a clone gets them from git
-    run([*GIT, "add", "dvc.lock", "results/metrics"], root)
+    run([*GIT, "add", "dvc.lock", "metrics"], root)
     run([*GIT, "commit", "-qm", "demo run"], root)
     return root
 

@@ -193,7 +193,10 @@ def test_every_rule_instance_is_one_completed_slurm_job(slurm_build, planned):
 def test_outputs_byte_identical_to_local_run(slurm_build, local_build):
     def files(root: Path) -> list[str]:
         return sorted(
-            str(p.relative_to(root)) for p in (root / "results").rglob("*") if p.is_file()
+            str(p.relative_to(root))
+            for name in ("results", "metrics")
+            for p in (root / name).rglob("*")
+            if p.is_file()
         )
 
     slurm_root = slurm_build["root"]

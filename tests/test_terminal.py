@@ -205,11 +205,11 @@ def _results(root: Path, headline: bool) -> None:
     metrics.mkdir(parents=True)
     (metrics / "demo.json").write_text("{}", "utf-8")
     if headline:
-        (metrics / "demo").mkdir()
+        (root / "metrics/demo").mkdir(parents=True)
         for model, negp, chair in (("sim-a", 55.5556, 0.25), ("sim-b", 9.8765, 0.75)):
             values = {"PhD_base": 0.9, "TriHE_HalluI": 30.0, "NOPE_NegP": negp, "POPE_F1": 0.8,
                       "CAOS_avg": {"glove": 0.3, "minilm": 0.2}, "CHAIR_S": chair}  # fmt: skip
-            (metrics / "demo" / f"{model}.json").write_text(json.dumps(values), "utf-8")
+            (root / "metrics/demo" / f"{model}.json").write_text(json.dumps(values), "utf-8")
 
 
 def _config() -> dict:
@@ -222,7 +222,7 @@ def test_closing_block_names_the_results_and_headline_numbers(tmp_path: Path) ->
     assert block[:5] == [
         "Done: profile demo (simulated LVLMs: test instruments)",
         "  tables   results/tables/demo/ (2 LaTeX tables, CSV twins beside them)",
-        "  metrics  results/metrics/demo.json; per model: results/metrics/demo/",
+        "  metrics  results/metrics/demo.json; per model: metrics/demo/",
         "  report   make paper -> results/paper/report.pdf",
         "Headline (per model)     sim-a   sim-b",
     ]

@@ -217,7 +217,7 @@ STAGES: list[Stage] = [
         ["results/report", "results/tables"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
         "Tables 1-2 (LaTeX + CSV twins), Tri-HE, PhD and NOPE tables, metrics JSON and headline",
-        metrics=["results/metrics"],
+        metrics=["metrics"],
         files=["results/metrics/{profile}.json"],
     ),
 ]

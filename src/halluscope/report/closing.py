@@ -1,7 +1,7 @@
 """The closing block of a run that built the tables (the Snakefile's ``onsuccess``): where the
 tables, figures, metrics and report are, and a few headline numbers per model.
 
-The numbers are the run's headline metrics (``results/metrics/<profile>/<model>.json``,
+The numbers are the run's headline metrics (``metrics/<profile>/<model>.json``,
 :mod:`halluscope.report.headline`), read, never computed again, in the order of
 :data:`~halluscope.report.headline.HEADLINES`, at most :data:`MAX_ROWS` of them.
 """
@@ -71,7 +71,8 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
     profile = config["profile"]
     tables = Path("results/tables") / profile
     figures = Path("results/figures") / profile
-    metrics = Path("results/metrics")
+    full = Path("results/metrics") / f"{profile}.json"
+    headline = Path("metrics") / profile
     models = config.get("generate", {}).get("models", [])
     from halluscope.report import is_simulated
 
@@ -83,16 +84,15 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
     n_figures = _count(root / figures, ".pdf")
     if n_figures:
         lines.append(f"  figures  {figures}/ ({n_figures} figures, PDF and PNG)")
-    if (root / metrics / f"{profile}.json").is_file():
-        per_model = (root / metrics / profile).is_dir()
-        extra = f"; per model: {metrics / profile}/" if per_model else ""
-        lines.append(f"  metrics  {metrics / profile}.json{extra}")
+    if (root / full).is_file():
+        extra = f"; per model: {headline}/" if (root / headline).is_dir() else ""
+        lines.append(f"  metrics  {full}{extra}")
     report = Path("results/paper/report.pdf")
     if (root / report).is_file():
         lines.append(f"  report   {report}")
     else:
         lines.append(f"  report   make paper -> {report}")
-    rows = _rows(headline_numbers(root / metrics / profile)) if numbers else []
+    rows = _rows(headline_numbers(root / headline)) if numbers else []
     if rows:
         shown = sorted({m for _, cells in rows for m in cells})[:MAX_MODELS]
         label_width = max(len("Headline (per model)") - 2, *(len(label) for label, _ in rows)) + 2
@@ -108,7 +108,7 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
             )  # fmt: skip
         hidden = len({m for _, cells in rows for m in cells}) - len(shown)
         if hidden:
-            lines.append(f"  (+{hidden} more models in {metrics / profile}/)")
+            lines.append(f"  (+{hidden} more models in {headline}/)")
     return "\n".join(lines)
 
 

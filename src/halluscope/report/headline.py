@@ -2,8 +2,8 @@
 per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, AMBER CHAIR and Hal).
 
 They are picked from the tables' CSV twins, never computed again, and written one small JSON per
-model (``results/metrics/<profile>/<model>.json``): DVC shows one row per file, so
-``dvc metrics show`` is a table of models x headline numbers that fits a terminal, and
+model (``metrics/<profile>/<model>.json``, kept in git beside ``results/``): DVC shows one row per
+file, so ``dvc metrics show`` is a table of models x headline numbers that fits a terminal, and
 ``dvc exp show`` has a handful of columns per model instead of every table cell.
 """
 
