@@ -1,0 +1,88 @@
+"""The demo's DAG time at two revisions on this machine (issue 20: within 10% of the baseline).
+
+Usage: python benchmarks/bench_dag_time.py [--base 8be61bb] [--head HEAD] [--repeats 1]
+
+Each revision is exported (``git archive``) into a temporary folder and its demo is built from
+scratch (``snakemake --cores 2 results/tables/ all``) with this virtualenv, its own ``src`` first
+on ``PYTHONPATH``. The runs alternate (base, head, base, head, ...) so that a change in the
+machine's load falls on both; each prints the wall time and the CPU time of the jobs (user +
+system of every child process), which a shared machine disturbs far less than the wall time.
+Only Snakemake's part is timed: installing and `dvc commit` are outside the DAG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def export(rev: str, dest: Path) -> Path:
+    """The files of ``rev`` (what a clone at that revision holds) in ``dest``."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", rev], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def demo(root: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and number of jobs of one demo build from scratch in ``root``."""
+    bindir = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root / "src"),
+        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        "HF_HUB_OFFLINE": "1",
+    }
+    cpu, start = children_cpu(), time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "results/tables/", "all"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall, cpu = time.perf_counter() - start, children_cpu() - cpu
+    if proc.returncode:
+        raise SystemExit(f"demo failed in {root}:\n{proc.stderr[-3000:]}")
+    jobs = sum(1 for _ in (root / ".snakemake" / "metadata").iterdir())
+    return wall, cpu, jobs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="8be61bb", help="the baseline revision")
+    parser.add_argument("--head", default="HEAD", help="the revision compared with it")
+    parser.add_argument("--repeats", type=int, default=1, help="demo builds per revision")
+    args = parser.parse_args()
+    times: dict[str, list[tuple[float, float]]] = {args.base: [], args.head: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.repeats):
+            for rev in (args.base, args.head):
+                root = export(rev, Path(tmp) / f"{rev}-{i}")
+                wall, cpu, outputs = demo(root)
+                times[rev].append((wall, cpu))
+                print(f"{rev}: wall {wall:.1f} s, jobs' CPU {cpu:.1f} s ({outputs} outputs)")
+    best = {rev: (min(w for w, _ in runs), min(c for _, c in runs)) for rev, runs in times.items()}
+    for rev, (wall, cpu) in best.items():
+        print(f"{rev}: best wall {wall:.1f} s, best CPU {cpu:.1f} s")
+    (bw, bc), (hw, hc) = best[args.base], best[args.head]
+    print(f"head/base: wall {hw / bw:.3f}, CPU {hc / bc:.3f} (target: within 1.10)")
+
+
+if __name__ == "__main__":
+    main()
