@@ -25,6 +25,7 @@ from halluscope.commands._args import (
 from halluscope.io import InputError, input_error_exit
 from halluscope.models.cache import MODES as CACHE_MODES
 from halluscope.stages.extract import METHODS as EXTRACT_METHODS
+from halluscope.stages.llm import LLMSettings
 from halluscope.stages.oracle import METHODS as ORACLE_METHODS
 
 NULLABLE_JSON = {"type": json.loads, "default": None}
@@ -92,10 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("--out", P),
         ("--accuracy", {"type": Path, "default": None}),
         ("--members", {**NULLABLE_JSON, "help": "{id: model spec} JSON"}),
-        ("--params", {**NULLABLE_JSON, "help": "generation params JSON"}),
-        ("--template-version", {"default": "v1"}),
+        ("--params", {**NULLABLE_JSON, "help": "the oracle's generation block as JSON"}),
+        ("--template-version", {"default": None, "help": "overrides the block's"}),
         ("--cache", {"type": Path, "default": None}),
-        ("--cache-mode", {"default": "live", "choices": CACHE_MODES}),
+        ("--cache-mode", {"default": None, "choices": CACHE_MODES, "help": "overrides the block"}),
     )
     add(
         sub,
@@ -242,9 +243,8 @@ def _extract(args: argparse.Namespace) -> None:
     """The extract stage; its counts go to stderr (the rule's log)."""
     from halluscope.stages import extract
 
-    settings = extract.ExtractSettings(
-        args.method, args.synonyms, args.variant, args.lexicon, args.llm
-    )
+    llm = None if args.llm is None else LLMSettings.from_mapping(args.llm, "--llm")
+    settings = extract.ExtractSettings(args.method, args.synonyms, args.variant, args.lexicon, llm)
     stats = extract.run(settings, args.responses, args.out, args.cache)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -259,9 +259,15 @@ def _oracle_decide(args: argparse.Namespace) -> None:
     """The oracle stage; its accuracy report goes to stderr (the rule's log)."""
     from halluscope.stages import oracle
 
-    settings = oracle.OracleSettings(
-        args.method, args.members, args.params, args.template_version, args.cache_mode
+    block = dict(args.params or {})
+    for key in ("template_version", "cache_mode"):
+        if getattr(args, key) is not None:
+            block[key] = getattr(args, key)
+    members = tuple(
+        LLMSettings.from_generation(model_id, spec, block)
+        for model_id, spec in (args.members or {}).items()
     )
+    settings = oracle.OracleSettings(args.method, members)
     report = oracle.run(settings, args.objects, args.items, args.out, args.accuracy, args.cache)
     print(json.dumps(report, sort_keys=True), file=sys.stderr)
 

@@ -55,14 +55,14 @@ def add(
 
 
 def answer_settings(args: argparse.Namespace) -> Any:
-    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (model, generation params,
-    response cache) built from the shared flags of the model-calling stages."""
+    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (the model asked with the
+    ``generate`` block, the response cache) built from the shared flags of the answers stages."""
     from halluscope.stages.answering import AnswerSettings
+    from halluscope.stages.llm import LLMSettings
 
-    return AnswerSettings(
-        args.model_id, args.model, args.generation, args.template_version, args.cache,
-        args.cache_mode,
-    )  # fmt: skip
+    block = {**args.generation, "template_version": args.template_version}
+    block["cache_mode"] = args.cache_mode
+    return AnswerSettings(LLMSettings.from_generation(args.model_id, args.model, block), args.cache)
 
 
 def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
