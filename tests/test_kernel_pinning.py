@@ -5,7 +5,7 @@ pick by themselves (the caller's environment asks torch, MKL and oneDNN for AVX-
 AVX2 only) and the thread count. Every floating-point model stage (MiniLM embeddings, the
 SmolLM2 extraction through llama.cpp) must write the same bytes under each. llama.cpp's kernels
 are fixed when it is compiled: here the installed build must be the pinned one (two builds of
-different levels are compared by benchmarks/compare_llama_builds.sh, on demand).
+different levels are compared by timings/compare_llama_builds.sh, on demand).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Times include model loading (and worker start-up). The last line printed is one 
 "added_objects_same"}`` (``added_objects_same``: captions whose object list after the tally
 equals the baseline's). ``--baseline-only`` runs the baseline alone.
 
-Run: ``python benchmarks/bench_llm_stages.py [--workers 2] [--baseline-only]``
+Run: ``python timings/bench_llm_stages.py [--workers 2] [--baseline-only]``
 """
 
 from __future__ import annotations
