@@ -1,4 +1,4 @@
-"""Stop rules of issue 13 beyond ``object-list``: the extraction's vocabulary rule, the Tri-HE
+"""Stop rules beyond ``object-list``: the extraction's vocabulary rule, the Tri-HE
 triplet rules and NOPE's numbered-list rules. The rules are checked on token streams, against
 the parsers/tally they must agree with, and with the real SmolLM2 GGUF through llama.cpp
 (asserting what the code guarantees, not what the 135M model happens to write)."""
