@@ -233,7 +233,7 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
                 key="embed.embedders",
             )
     _check_llm_and_oracle(config, source)
-    _check_sim_profiles(config, source)
+    _check_model_specs(config, source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
             f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}",
@@ -280,34 +280,16 @@ def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
             raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
 
 
-def _check_sim_profiles(config: Mapping[str, Any], source: str) -> None:
-    """Every ``backend: sim`` model names a built-in profile (or gives a valid dict one).
-
-    Checked here, not when the first generation job builds the backend: a typo such as
-    ``profile: sim-precize`` would otherwise fail only after other jobs ran. The profile defaults
-    to the spec's ``name``, then the model id, as in :func:`halluscope.models.sim.from_spec`.
-    """
-    import difflib
-
-    from halluscope.models.sim import PROFILES, resolve_profile
+def _check_model_specs(config: Mapping[str, Any], source: str) -> None:
+    """Each ``models:`` spec checked by its own backend (:func:`halluscope.models.base.
+    check_spec`), so a typo such as ``profile: sim-precize`` fails before any job runs."""
+    from halluscope.models.base import check_spec
 
     for model_id, spec in config["models"].items():
-        if not isinstance(spec, Mapping) or spec.get("backend") != "sim":
-            continue
-        key = f"models.{model_id}.profile"
-        profile = spec.get("profile", spec.get("name") or model_id)
-        if isinstance(profile, str) and profile not in PROFILES:
-            implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
-            close = difflib.get_close_matches(profile, list(PROFILES), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(
-                f"{source}: {key}: unknown sim profile '{profile}'{implicit}; valid sim "
-                f"profiles: {', '.join(sorted(PROFILES))}{hint}"
-            )
         try:
-            resolve_profile(profile, spec.get("overrides"))
+            check_spec(spec, model_id)
         except ValueError as err:
-            raise ConfigError(f"{source}: models.{model_id}: {err}") from None
+            raise ConfigError(f"{source}: {err}") from None
 
 
 def yaml_syntax_error(path: str | Path, err: yaml.YAMLError) -> ConfigError:
