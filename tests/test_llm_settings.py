@@ -58,6 +58,9 @@ def test_the_llm_block_is_defined_once_and_used_under_one_name() -> None:
 
 
 def test_defaults_come_from_the_schema() -> None:
+    from halluscope.stages import llm
+
+    assert llm.SCHEMA_PATH == SCHEMA_PATH
     assert defaults() == {
         "batch_size": 8,
         "template_version": "v1",

@@ -13,9 +13,12 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from halluscope.config import SCHEMA_PATH
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "config" / "params.schema.json"
+"""The params schema (:data:`halluscope.config.SCHEMA_PATH`; named here so that a stage reading
+the defaults does not import the whole config check, and its code digest stays small)."""
 
 GENERATION_KEYS = ("max_new_tokens", "temperature", "seed")
 """The request params of a block (sent with every request, so they key the response cache)."""
