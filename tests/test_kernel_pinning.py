@@ -136,7 +136,8 @@ def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict
         *("halluscope", "stage", "extract", "--responses", str(responses)),
         *("--synonyms", ext["synonyms"], "--variant", ext["variant"]),
         *("--lexicon", ext["ood_lexicon"], "--method", ext["method"]),
-        *("--llm", json.dumps(llm, sort_keys=True), "--cache", str(tmp / f"cache-{label}")),
+        *("--llm", json.dumps(llm.as_dict(), sort_keys=True)),
+        *("--cache", str(tmp / f"cache-{label}")),
         *("--out", str(out)),
     ]
     proc = subprocess.run(cmd, cwd=ROOT, env=_env(extra), capture_output=True, text=True)
