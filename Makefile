@@ -101,8 +101,8 @@ slurm-test: system-deps $(STAMP)
 	    tests/test_slurm_cluster.py; status=$$?; scripts/slurm_cluster.sh stop; exit $$status
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests scripts benchmarks
-	$(BIN)/ruff format --check src tests scripts benchmarks
+	$(BIN)/ruff check src tests scripts timings
+	$(BIN)/ruff format --check src tests scripts timings
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
 
 SNAKEMAKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
@@ -141,12 +141,12 @@ dvc-yaml: $(STAMP)
 	$(BIN)/python scripts/write_dvc_yaml.py
 
 bench: $(STAMP)  # bench_chair and bench_profiles need ../shared/data (or a mirror)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_caos.py
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_paper_scale.py
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_pipeline.py
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_backends.py
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_chair.py
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/bench_profiles.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_caos.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_paper_scale.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_pipeline.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_backends.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_chair.py
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_profiles.py
 
 clean:
 	rm -rf results logs .snakemake

@@ -31,11 +31,12 @@ def generation_params(section="generate"):
 
 
 def json_arg(value):
-    """Quote a params value as one JSON shell argument (params stay tracked by Snakemake)."""
+    """Quote a params value as one JSON shell argument (params stay tracked by Snakemake); a
+    settings object (halluscope.stages.llm.LLMSettings) is written as its as_dict()."""
     import json
     import shlex
 
-    return shlex.quote(json.dumps(value, sort_keys=True))
+    return shlex.quote(json.dumps(value, sort_keys=True, default=lambda o: o.as_dict()))
 
 
 def project_file(value):
@@ -112,9 +113,9 @@ CAPTION_PRIORITY = 5
 def caption_priority(wildcards):
     """LLM_PRIORITY for the caption files the LLM extractor reads (rules generate, extract),
     else CAPTION_PRIORITY."""
-    from halluscope.stages.extract import llm_settings
+    from halluscope.stages.extract import instruction_llm
 
-    return LLM_PRIORITY if llm_settings(config, wildcards.instruction) else CAPTION_PRIORITY
+    return LLM_PRIORITY if instruction_llm(config, wildcards.instruction) else CAPTION_PRIORITY
 
 
 _CODE_VERSIONS = {}

@@ -1,9 +1,9 @@
 from halluscope.resources import model_resources
-from halluscope.stages.extract import llm_settings as extract_llm_settings
+from halluscope.stages.extract import instruction_llm as extract_llm
 
 
 # The extractor LLM settings travel as one JSON param per job (halluscope.stages.extract.
-# llm_settings), so a change of the LLM's model spec, generation params or instruction subset
+# instruction_llm), so a change of the LLM's model spec, generation params or instruction subset
 # reruns exactly the affected extract jobs.
 rule extract:
     """Objects of each response in caption order: rule-based MSCOCO (L1) + out-of-domain (L2:
@@ -17,7 +17,7 @@ rule extract:
         variant=config["extract"]["variant"],
         lexicon=config["extract"]["ood_lexicon"],
         method=config["extract"]["method"],
-        llm=lambda wc: json_arg(extract_llm_settings(config, wc.instruction)),
+        llm=lambda wc: json_arg(extract_llm(config, wc.instruction)),
         code=code_version("extract"),
     resources:
         **model_resources(config, "extract"),

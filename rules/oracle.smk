@@ -1,4 +1,5 @@
 from halluscope.resources import model_resources
+from halluscope.stages.llm import generation_block
 
 
 rule oracle:
@@ -17,9 +18,7 @@ rule oracle:
             if config["oracle"]["method"] == "ensemble"
             else {}
         ),
-        generation=generation_params("oracle"),
-        template_version=config["oracle"].get("template_version", "v1"),
-        cache_mode=config["oracle"].get("cache_mode", "live"),
+        generation=json_arg(generation_block(config["oracle"])),
         code=code_version("oracle"),
     resources:
         **model_resources(config, "oracle"),
@@ -31,8 +30,7 @@ rule oracle:
     shell:
         "halluscope stage oracle decide --objects {input.objects} "
         "--items {input.item_file} --method {params.method} --members {params.members} "
-        "--params {params.generation} --template-version {params.template_version} "
-        "--cache results/cache/responses --cache-mode {params.cache_mode} "
+        "--params {params.generation} --cache results/cache/responses "
         "--out {output.decisions} --accuracy {output.accuracy} > {log} 2>&1"
 
 

@@ -202,15 +202,11 @@ def demo_items_file(tmp: Path) -> tuple[dict, Path]:
 def sim_answers(model: str, cache: Path) -> AnswerSettings:
     """The answering settings of simulated LVLM ``model`` (a sim profile name), cache ``cache``."""
     from halluscope.stages.answering import AnswerSettings
+    from halluscope.stages.llm import LLMSettings
 
-    return AnswerSettings(
-        model,
-        {"backend": "sim", "profile": model},
-        {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8},
-        "v1",
-        cache,
-        "live",
-    )
+    generation = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8}
+    spec = {"backend": "sim", "profile": model}
+    return AnswerSettings(LLMSettings.from_generation(model, spec, generation), cache)
 
 
 def trihe_demo_triplets(

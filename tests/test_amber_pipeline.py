@@ -15,6 +15,7 @@ from halluscope.benchmarks.amber.data import items
 from halluscope.io import InputError, read_json, read_jsonl, write_jsonl
 from halluscope.models.sim import resolve_profile
 from halluscope.stages.answering import AnswerSettings
+from halluscope.stages.llm import LLMSettings
 
 SHARED = ROOT.parent / "shared" / "data"
 AMBER = SHARED / "amber" / "annotations.json"
@@ -82,7 +83,9 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
         "overrides": {"omission_rate": 0.0, "hallucination_rate": 1.0, "max_objects": 2},
     }
     generation = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0}
-    settings = AnswerSettings("m", spec, generation, "v1", tmp_path / "cache", "live")
+    settings = AnswerSettings(
+        LLMSettings.from_generation("m", spec, generation), tmp_path / "cache"
+    )
     stages.answers(tmp_path / "items.jsonl", tmp_path / "prompts.jsonl", settings, out)
     answers = read_jsonl(out)
     assert sorted(answers[0]["meta"]["hallucinated"]) == ["cat", "frisbee"]

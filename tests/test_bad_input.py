@@ -811,7 +811,7 @@ def test_settings_json_with_unknown_or_missing_keys_names_them() -> None:
     with pytest.raises(InputError, match=r"--judge\): unknown key\(s\) \['bogus'\], missing"):
         JudgeSettings.from_mapping({**good, "bogus": 1})
     generator = generator_settings(params)
-    assert GeneratorSettings.from_mapping(generator).model_id == params["nope"]["model"]
+    assert GeneratorSettings.from_mapping(generator).llm.model_id == params["nope"]["llm"]["model"]
     broken = {k: v for k, v in generator.items() if k != "relevances"}
     with pytest.raises(InputError, match=r"missing key\(s\) \['relevances'\]"):
         GeneratorSettings.from_mapping(broken)

@@ -3,7 +3,7 @@
 * the demo built by `snakemake` (default target) reproduces the committed dvc.lock: `dvc repro`
   runs nothing and `dvc commit` leaves dvc.lock as committed;
 * after `dvc repro` has rerun stages for a params change, `snakemake -n` has nothing to do;
-* the sequence of issue 20 (`dvc exp run -S caos.k=5`, params.yaml back to k=3, `snakemake`,
+* an experiment undone by hand (`dvc exp run -S caos.k=5`, params.yaml back to k=3, `snakemake`,
   `dvc checkout --force`, `snakemake`) ends with the k=3 files everywhere and nothing to do.
 """
 

@@ -5,7 +5,7 @@ pick by themselves (the caller's environment asks torch, MKL and oneDNN for AVX-
 AVX2 only) and the thread count. Every floating-point model stage (MiniLM embeddings, the
 SmolLM2 extraction through llama.cpp) must write the same bytes under each. llama.cpp's kernels
 are fixed when it is compiled: here the installed build must be the pinned one (two builds of
-different levels are compared by benchmarks/compare_llama_builds.sh, on demand).
+different levels are compared by timings/compare_llama_builds.sh, on demand).
 """
 
 from __future__ import annotations
@@ -123,12 +123,12 @@ def _responses(path: Path, n: int = 6) -> Path:
 def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict) -> str:
     """The demo's LLM extraction (params.yaml settings, an empty response cache) in a new
     process with ``n_threads`` llama.cpp threads; returns the sha256 of the object file."""
-    from halluscope.stages.extract import llm_settings
+    from halluscope.stages.extract import instruction_llm
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     config["models"]["smollm2"]["n_threads"] = n_threads
     instruction = config["generate"]["instructions"][0]
-    llm = llm_settings(config, instruction)
+    llm = instruction_llm(config, instruction)
     assert llm is not None, "the demo's extraction uses the LLM"
     ext = config["extract"]
     out = tmp / f"{label}.jsonl"
@@ -136,7 +136,8 @@ def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict
         *("halluscope", "stage", "extract", "--responses", str(responses)),
         *("--synonyms", ext["synonyms"], "--variant", ext["variant"]),
         *("--lexicon", ext["ood_lexicon"], "--method", ext["method"]),
-        *("--llm", json.dumps(llm, sort_keys=True), "--cache", str(tmp / f"cache-{label}")),
+        *("--llm", json.dumps(llm.as_dict(), sort_keys=True)),
+        *("--cache", str(tmp / f"cache-{label}")),
         *("--out", str(out)),
     ]
     proc = subprocess.run(cmd, cwd=ROOT, env=_env(extra), capture_output=True, text=True)

@@ -114,11 +114,11 @@ def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
     """The LLM extraction stage (real SmolLM2) killed mid-run resumes to the same bytes."""
     import yaml
 
-    from halluscope.stages.extract import llm_settings
+    from halluscope.stages.extract import instruction_llm
 
     root = Path(__file__).resolve().parents[1]
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    llm = json.dumps(llm_settings(params, "i01"))
+    llm = json.dumps(instruction_llm(params, "i01").as_dict())
     captions = [
         "A man in a spacesuit holds a helmet next to a flag.",
         "A cat with long whiskers lies on a red blanket near a lamp.",

@@ -499,7 +499,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     image = demo_images()[0]
     write_jsonl(root / "items.jsonl", [item(image, image["id"])])
     generator = generator_settings(PARAMS)
-    generator["batch_size"] = 1
+    generator["llm"]["batch_size"] = 1
 
     def nope(cache: Path, out: Path) -> list[str]:
         return cli(

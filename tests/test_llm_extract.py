@@ -31,6 +31,7 @@ from halluscope.objects.llm_extract import (
 )
 from halluscope.objects.parser import ObjectParser
 from halluscope.stages import extract as extract_stage
+from halluscope.stages.llm import LLMSettings
 
 
 class ScriptedLLM:
@@ -286,20 +287,20 @@ def test_stage_llm_method_writes_audit_and_falls_back_without_llm(tmp_path: Path
     }
     responses = tmp_path / "responses.jsonl"
     write_jsonl(responses, [{"image_id": k, "text": v} for k, v in captions.items()])
-    llm = {
-        "model_id": "scripted",
-        "spec": {
+    llm = LLMSettings(
+        model_id="scripted",
+        spec={
             "backend": "test-scripted",
             "replies": {
                 captions["a"]: reply("woman", "umbrella", "awning", "stripes"),
                 captions["c"]: "nothing useful",
             },
         },
-        "params": {"temperature": 0.0, "max_new_tokens": 64, "seed": 0, "batch_size": 2},
-        "json_schema": True,
-        "template_version": "v1",
-        "cache_mode": "live",
-    }
+        params={"temperature": 0.0, "max_new_tokens": 64, "seed": 0},
+        batch_size=2,
+        template_version="v1",
+        cache_mode="live",
+    )
     out = tmp_path / "objects.jsonl"
     settings = extract_stage.ExtractSettings("rule+llm", "builtin", "pattern", "builtin", llm)
     stats = extract_stage.run(settings, responses, out, tmp_path / "cache")
@@ -331,7 +332,7 @@ def test_stage_llm_method_writes_audit_and_falls_back_without_llm(tmp_path: Path
     assert counts["objects"]["llm/out_domain"] == 2
 
 
-def test_llm_settings_follow_the_instruction_subset() -> None:
+def test_instruction_llm_follows_the_instruction_subset() -> None:
     config = {
         "models": {"smollm2": {"backend": "llamacpp", "model": "smollm2"}},
         "extract": {
@@ -349,14 +350,14 @@ def test_llm_settings_follow_the_instruction_subset() -> None:
             "llm_instructions": ["i01"],
         },
     }
-    settings = extract_stage.llm_settings(config, "i01")
-    assert settings is not None and settings["spec"]["backend"] == "llamacpp"
-    assert settings["params"]["max_new_tokens"] == 64
-    assert extract_stage.llm_settings(config, "i02") is None
+    settings = extract_stage.instruction_llm(config, "i01")
+    assert settings is not None and settings.spec["backend"] == "llamacpp"
+    assert settings.params["max_new_tokens"] == 64
+    assert extract_stage.instruction_llm(config, "i02") is None
     config["extract"]["llm_instructions"] = "all"
-    assert extract_stage.llm_settings(config, "i02") is not None
+    assert extract_stage.instruction_llm(config, "i02") is not None
     config["extract"]["method"] = "rule+lexicon"
-    assert extract_stage.llm_settings(config, "i01") is None
+    assert extract_stage.instruction_llm(config, "i01") is None
 
 
 def test_stage_rejects_an_unknown_method(tmp_path: Path) -> None:

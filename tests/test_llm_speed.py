@@ -1,4 +1,4 @@
-"""The fast LLM-stage options (issue 13): the object-list stopping rule, the hand-written grammar,
+"""The fast LLM-stage options: the object-list stopping rule, the hand-written grammar,
 derived Q8_0 weights, and unchanged cache keys for requests that use none of them."""
 
 from __future__ import annotations
@@ -178,21 +178,21 @@ def test_q8_0_is_derived_once_checksummed_and_rederived_when_mismatched(tmp_path
 
 
 def test_requests_without_new_params_keep_their_cache_key() -> None:
-    """Key computed from the unchanged code path (the extractor before issue 13) of the shipped
-    SmolLM2 for params.yaml's ``extract.llm``: a fixed digest."""
-    from halluscope.stages.answering import llm_settings
+    """Key computed from the plain code path (the extractor without the speed options) of the
+    shipped SmolLM2 for params.yaml's ``extract.llm``: a fixed digest."""
+    from halluscope.stages.llm import LLMSettings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    # the extractor's settings before issue 13 (the demo now sets the speed options)
+    # the extractor's settings without the speed options (the demo sets them)
     block = {**config["extract"]["llm"], "grammar": "schema", "stop_rule": "none"}
-    settings = llm_settings(config, block, "extract.llm")
-    assert "grammar" not in settings and "stop_rule" not in settings["params"]
+    settings = LLMSettings.from_block(config, block, "extract.llm")
+    assert settings.grammar == "schema" and "stop_rule" not in settings.params
     identity = {
         "backend": "llamacpp",
         "name": "smollm2",
         "sha256": llamacpp.file_sha256(llamacpp.bundled_model_path("smollm2")),
     }
-    request = extraction_request("A man rides a horse on a beach.", settings["params"], True)
+    request = extraction_request("A man rides a horse on a beach.", settings.params, True)
     assert request.params == {
         "max_new_tokens": 64,
         "temperature": 0.0,
@@ -203,7 +203,7 @@ def test_requests_without_new_params_keep_their_cache_key() -> None:
     assert key == "ba65fd53d8a186154c8a62c0d23d31d64d7bcb6f1922998433095b3dd4c607ca"
     fast = extraction_request(
         "A man rides a horse on a beach.",
-        {**settings["params"], "stop_rule": "object-list"},
+        {**settings.params, "stop_rule": "object-list"},
         True,
         "object-list",
     )

@@ -305,8 +305,8 @@ def test_ksweep_frame_matches_caption_then_mean(score_files: tuple[Path, Path]) 
 
 
 def test_setting_note_names_the_extractor_speed_options_only_when_set() -> None:
-    """The weight format, the object-list grammar and the stop rules change the LLM's replies
-    (issue 13): the CAOS setting note says when they were on and says nothing for the shipped
+    """The weight format, the object-list grammar and the stop rules change the LLM's replies:
+    the CAOS setting note says when they were on and says nothing for the shipped
     weights, the schema grammar and no rule (the paper profile's extractor)."""
     from halluscope.benchmarks.caos.report import setting_note
 

@@ -1,4 +1,4 @@
-"""Stop rules of issue 13 beyond ``object-list``: the extraction's vocabulary rule, the Tri-HE
+"""Stop rules beyond ``object-list``: the extraction's vocabulary rule, the Tri-HE
 triplet rules and NOPE's numbered-list rules. The rules are checked on token streams, against
 the parsers/tally they must agree with, and with the real SmolLM2 GGUF through llama.cpp
 (asserting what the code guarantees, not what the 135M model happens to write)."""
@@ -357,30 +357,31 @@ def test_real_smollm2_nope_rules_end_listing_and_rewrite(smollm2) -> None:
 
 def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
     """``stop_rule: none`` adds nothing to the request (the cache keys of runs without a rule
-    stay as they were); the demo's params.yaml sets one rule per LLM stage (issue 13)."""
+    stay as they were); the demo's params.yaml sets one rule per LLM stage."""
     from halluscope.benchmarks.nope.stages import generator_settings
     from halluscope.benchmarks.trihe.stages import extractor_settings
     from halluscope.config import validate as validate_config
-    from halluscope.stages.answering import llm_settings
+    from halluscope.stages.llm import LLMSettings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    extract = LLMSettings.from_block(config, config["extract"]["llm"], "x")
     demo = {
-        "extract": llm_settings(config, config["extract"]["llm"], "x")["params"].get("stop_rule"),
+        "extract": extract.params.get("stop_rule"),
         "trihe": extractor_settings(config)["llm"]["params"].get("stop_rule"),
-        "nope": generator_settings(config)["params"].get("stop_rule"),
+        "nope": generator_settings(config)["llm"]["params"].get("stop_rule"),
     }
     assert demo == {"extract": "object-list-vocab", "trihe": "json-value", "nope": "count-repeat"}
     off = copy.deepcopy(config)
-    for block in (off["extract"]["llm"], off["trihe"]["extractor"], off["nope"]):
+    for block in (off["extract"]["llm"], off["trihe"]["extractor"]["llm"], off["nope"]["llm"]):
         block["stop_rule"] = "none"
     validate_config(off)
-    assert "stop_rule" not in llm_settings(off, off["extract"]["llm"], "x")["params"]
+    assert "stop_rule" not in LLMSettings.from_block(off, off["extract"]["llm"], "x").params
     assert "stop_rule" not in extractor_settings(off)["llm"]["params"]
-    assert "stop_rule" not in generator_settings(off)["params"]
+    assert "stop_rule" not in generator_settings(off)["llm"]["params"]
     for path, values in (
         (("extract", "llm"), ["object-list", "object-list-vocab"]),
-        (("trihe", "extractor"), ["json-value", "triplet-list"]),
-        (("nope",), ["count", "count-repeat"]),
+        (("trihe", "extractor", "llm"), ["json-value", "triplet-list"]),
+        (("nope", "llm"), ["count", "count-repeat"]),
     ):
         for value in values:
             changed = copy.deepcopy(config)
@@ -393,7 +394,7 @@ def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
         with pytest.raises(Exception, match="stop_rule"):
             validate_config(changed)
     changed = copy.deepcopy(config)
-    changed["nope"]["stop_rule"] = "count"
-    assert generator_settings(changed)["params"]["stop_rule"] == "count"
-    changed["trihe"]["extractor"]["stop_rule"] = "json-value"
+    changed["nope"]["llm"]["stop_rule"] = "count"
+    assert generator_settings(changed)["llm"]["params"]["stop_rule"] == "count"
+    changed["trihe"]["extractor"]["llm"]["stop_rule"] = "json-value"
     assert extractor_settings(changed)["llm"]["params"]["stop_rule"] == "json-value"

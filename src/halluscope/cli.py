@@ -15,9 +15,9 @@ from pathlib import Path
 from halluscope.commands._args import (
     ANSWER_ARGS,
     FILES,
-    J,
-    P,
-    S,
+    JSON_FLAG,
+    PATH_FLAG,
+    TEXT_FLAG,
     add,
     answer_settings,
     check_input_files,
@@ -25,6 +25,7 @@ from halluscope.commands._args import (
 from halluscope.io import InputError, input_error_exit
 from halluscope.models.cache import MODES as CACHE_MODES
 from halluscope.stages.extract import METHODS as EXTRACT_METHODS
+from halluscope.stages.llm import LLMSettings
 from halluscope.stages.oracle import METHODS as ORACLE_METHODS
 
 NULLABLE_JSON = {"type": json.loads, "default": None}
@@ -44,10 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-data",
         "the items of a dataset (items.jsonl: ground-truth objects per image) and its images",
         _data,
-        ("--dataset", S),
-        ("--annotations", P),
-        ("--items", P),
-        ("--images", P),
+        ("--dataset", TEXT_FLAG),
+        ("--annotations", PATH_FLAG),
+        ("--items", PATH_FLAG),
+        ("--images", PATH_FLAG),
         ("--options", {"type": json.loads, "default": {}}),
     )
     add(
@@ -56,19 +57,19 @@ def build_parser() -> argparse.ArgumentParser:
         "captions of one model for one instruction",
         _generate,
         *ANSWER_ARGS,
-        ("--instruction-id", S),
-        ("--instruction", J),
+        ("--instruction-id", TEXT_FLAG),
+        ("--instruction", JSON_FLAG),
     )
     add(
         sub,
         "stage-extract",
         "the ordered object list of each response (rule, lexicon or LLM extraction)",
         _extract,
-        ("--responses", P),
-        ("--synonyms", S),
-        ("--variant", S),
-        ("--lexicon", S),
-        ("--out", P),
+        ("--responses", PATH_FLAG),
+        ("--synonyms", TEXT_FLAG),
+        ("--variant", TEXT_FLAG),
+        ("--lexicon", TEXT_FLAG),
+        ("--out", PATH_FLAG),
         ("--method", {"default": "rule+lexicon", "choices": EXTRACT_METHODS}),
         ("--llm", {**NULLABLE_JSON, "help": "LLM settings as JSON, or null"}),
         ("--cache", {"type": Path, "default": None, "help": "response cache folder"}),
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-extract-report",
         "pooled extraction counts over object files",
         _extract_report,
-        ("--out", P),
+        ("--out", PATH_FLAG),
         ("objects", FILES),
     )
     add(
@@ -86,24 +87,24 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-oracle-decide",
         "presence decisions (in the image or not) for one objects file",
         _oracle_decide,
-        ("--objects", P),
-        ("--items", P),
+        ("--objects", PATH_FLAG),
+        ("--items", PATH_FLAG),
         ("--method", {"required": True, "choices": ORACLE_METHODS}),
-        ("--out", P),
+        ("--out", PATH_FLAG),
         ("--accuracy", {"type": Path, "default": None}),
         ("--members", {**NULLABLE_JSON, "help": "{id: model spec} JSON"}),
-        ("--params", {**NULLABLE_JSON, "help": "generation params JSON"}),
-        ("--template-version", {"default": "v1"}),
+        ("--params", {**NULLABLE_JSON, "help": "the oracle's generation block as JSON"}),
+        ("--template-version", {"default": None, "help": "overrides the block's"}),
         ("--cache", {"type": Path, "default": None}),
-        ("--cache-mode", {"default": "live", "choices": CACHE_MODES}),
+        ("--cache-mode", {"default": None, "choices": CACHE_MODES, "help": "overrides the block"}),
     )
     add(
         sub,
         "stage-oracle-pool",
         "oracle accuracy over many oracle files",
         _oracle_pool,
-        ("--items", P),
-        ("--out", P),
+        ("--items", PATH_FLAG),
+        ("--out", PATH_FLAG),
         ("oracle_files", FILES),
     )
     add(
@@ -111,12 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-embed",
         "one vector per object name CAOS compares, for one embedder",
         _embed,
-        ("--embedder-id", S),
-        ("--spec", J),
-        ("--frequent", J),
-        ("--items", P),
-        ("--out", P),
-        ("--missing", P),
+        ("--embedder-id", TEXT_FLAG),
+        ("--spec", JSON_FLAG),
+        ("--frequent", JSON_FLAG),
+        ("--items", PATH_FLAG),
+        ("--out", PATH_FLAG),
+        ("--missing", PATH_FLAG),
         ("objects", {"type": Path, "nargs": "*"}),
     )
     add(
@@ -124,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-metrics",
         "metrics JSON from the CSV twins, and the headline numbers (one small JSON per model)",
         _report,
-        ("--out", P),
+        ("--out", PATH_FLAG),
         ("--headline-dir", {"type": Path, "default": None, "help": "one JSON per model"}),
         ("tables", FILES),
     )
@@ -133,19 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-paper",
         "build the reproduction report with pdflatex",
         _report,
-        ("--main", P),
-        ("--sections", J),
-        ("--out-sections", P),
-        ("--out", P),
+        ("--main", PATH_FLAG),
+        ("--sections", JSON_FLAG),
+        ("--out-sections", PATH_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         sub,
         "stage-assemble",
         "results/tables/<profile>/: every table with its CSV twin",
         _report,
-        ("--out-dir", P),
-        ("--run", S),
-        ("--report-root", P),
+        ("--out-dir", PATH_FLAG),
+        ("--run", TEXT_FLAG),
+        ("--report-root", PATH_FLAG),
         ("tables", FILES),
     )
     _add_command_modules(sub)
@@ -242,9 +243,8 @@ def _extract(args: argparse.Namespace) -> None:
     """The extract stage; its counts go to stderr (the rule's log)."""
     from halluscope.stages import extract
 
-    settings = extract.ExtractSettings(
-        args.method, args.synonyms, args.variant, args.lexicon, args.llm
-    )
+    llm = None if args.llm is None else LLMSettings.from_mapping(args.llm, "--llm")
+    settings = extract.ExtractSettings(args.method, args.synonyms, args.variant, args.lexicon, llm)
     stats = extract.run(settings, args.responses, args.out, args.cache)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -259,9 +259,15 @@ def _oracle_decide(args: argparse.Namespace) -> None:
     """The oracle stage; its accuracy report goes to stderr (the rule's log)."""
     from halluscope.stages import oracle
 
-    settings = oracle.OracleSettings(
-        args.method, args.members, args.params, args.template_version, args.cache_mode
+    block = dict(args.params or {})
+    for key in ("template_version", "cache_mode"):
+        if getattr(args, key) is not None:
+            block[key] = getattr(args, key)
+    members = tuple(
+        LLMSettings.from_generation(model_id, spec, block)
+        for model_id, spec in (args.members or {}).items()
     )
+    settings = oracle.OracleSettings(args.method, members)
     report = oracle.run(settings, args.objects, args.items, args.out, args.accuracy, args.cache)
     print(json.dumps(report, sort_keys=True), file=sys.stderr)
 

@@ -52,22 +52,40 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
 
     import jsonschema
 
+    from halluscope.moved_keys import moved_keys, moved_message
+
+    moved = moved_keys(config)
+    if moved:
+        raise ConfigError(moved_message(source, moved), key=moved[0][0])
     schema = with_benchmark_fragments(json.loads(Path(schema_path).read_text(encoding="utf-8")))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(map(str, e.path)))
     if errors:
         err = errors[0]
-        if err.validator == "additionalProperties":
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        if err.validator in ("additionalProperties", "unevaluatedProperties"):
+            allowed = _allowed_keys(err.schema, schema)
+            extra = sorted(set(err.instance) - allowed)
             where = _key_path([*err.path, extra[0]]) if extra else _key_path(err.path)
             raise ConfigError(
-                f"{source}: unknown key '{where}' (allowed here: "
-                f"{', '.join(sorted(err.schema.get('properties', {})))})",
+                f"{source}: unknown key '{where}' (allowed here: {', '.join(sorted(allowed))})",
                 key=where,
             )
         where = _key_path(err.path)
+        if err.validator == "not" and err.validator_value == {}:  # a key this stage never reads
+            raise ConfigError(f"{source}: key '{where}' is not read here; remove it", key=where)
         raise ConfigError(f"{source}: key '{where}': {err.message}", key=where)
     _check_references(config, source)
+
+
+def _allowed_keys(node: Mapping[str, Any], root: Mapping[str, Any]) -> set[str]:
+    """The keys a schema object allows, its ``$ref`` chain included (``$defs`` blocks), less
+    those it refuses (``{"not": {}}``: an LLM block's reply option its stage never reads)."""
+    forbidden = {k for k, v in node.get("properties", {}).items() if v == {"not": {}}}
+    allowed = set(node.get("properties", {})) - forbidden
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        allowed |= _allowed_keys(root["$defs"][ref.removeprefix("#/$defs/")], root)
+    return allowed - forbidden
 
 
 _MISSING = object()
@@ -215,7 +233,7 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
                 key="embed.embedders",
             )
     _check_llm_and_oracle(config, source)
-    _check_sim_profiles(config, source)
+    _check_model_specs(config, source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
             f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}",
@@ -233,8 +251,7 @@ def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
         if not isinstance(llm, Mapping):
             raise ConfigError(
                 f"{source}: extract.method={extract['method']!r} needs an 'extract.llm' section "
-                "(model, max_new_tokens, temperature, seed, json_schema, batch_size, "
-                "template_version, cache_mode)"
+                "(an LLM block: model, max_new_tokens, temperature, seed, ...)"
             )
         if llm["model"] not in models:
             raise ConfigError(
@@ -258,44 +275,21 @@ def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
                 raise ConfigError(
                     f"{source}: oracle.members: unknown model id '{member}'; valid ids: {valid}"
                 )
-        missing = [
-            k
-            for k in ("seed", "max_new_tokens", "temperature", "batch_size", "template_version",
-                      "cache_mode")
-            if k not in oracle
-        ]  # fmt: skip
+        missing = [k for k in ("seed", "max_new_tokens", "temperature") if k not in oracle]
         if missing:
             raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
 
 
-def _check_sim_profiles(config: Mapping[str, Any], source: str) -> None:
-    """Every ``backend: sim`` model names a built-in profile (or gives a valid dict one).
-
-    Checked here, not when the first generation job builds the backend: a typo such as
-    ``profile: sim-precize`` would otherwise fail only after other jobs ran. The profile defaults
-    to the spec's ``name``, then the model id, as in :func:`halluscope.models.sim.from_spec`.
-    """
-    import difflib
-
-    from halluscope.models.sim import PROFILES, resolve_profile
+def _check_model_specs(config: Mapping[str, Any], source: str) -> None:
+    """Each ``models:`` spec checked by its own backend (:func:`halluscope.models.base.
+    check_spec`), so a typo such as ``profile: sim-precize`` fails before any job runs."""
+    from halluscope.models.base import check_spec
 
     for model_id, spec in config["models"].items():
-        if not isinstance(spec, Mapping) or spec.get("backend") != "sim":
-            continue
-        key = f"models.{model_id}.profile"
-        profile = spec.get("profile", spec.get("name") or model_id)
-        if isinstance(profile, str) and profile not in PROFILES:
-            implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
-            close = difflib.get_close_matches(profile, list(PROFILES), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(
-                f"{source}: {key}: unknown sim profile '{profile}'{implicit}; valid sim "
-                f"profiles: {', '.join(sorted(PROFILES))}{hint}"
-            )
         try:
-            resolve_profile(profile, spec.get("overrides"))
+            check_spec(spec, model_id)
         except ValueError as err:
-            raise ConfigError(f"{source}: models.{model_id}: {err}") from None
+            raise ConfigError(f"{source}: {err}") from None
 
 
 def yaml_syntax_error(path: str | Path, err: yaml.YAMLError) -> ConfigError:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from halluscope.stages.llm import LLMSettings
 
 from halluscope.models.base import SCHEDULING_KEYS
 
@@ -87,17 +90,17 @@ def _answering_model(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
     return [spec_needs(config["models"][model], f"models.{model}")]
 
 
-def _llm(settings: Mapping[str, Any] | None, where: str) -> list[Needs]:
-    """The LLM of a stage's settings (halluscope.stages.answering.llm_settings), if any."""
-    if not settings:
+def _llm(settings: LLMSettings | None, where: str) -> list[Needs]:
+    """The model of a stage's LLM settings, if any."""
+    if settings is None:
         return []
-    return [spec_needs(settings["spec"], f"models.{settings['model_id']} ({where})")]
+    return [spec_needs(settings.spec, f"models.{settings.model_id} ({where})")]
 
 
 def _extract(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.stages.extract import llm_settings
+    from halluscope.stages.extract import instruction_llm
 
-    return _llm(llm_settings(config, wildcards.instruction), "extract.llm")
+    return _llm(instruction_llm(config, wildcards.instruction), "extract.llm")
 
 
 def _oracle(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
@@ -113,23 +116,24 @@ def _embed(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
 
 
 def _trihe_triplets(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import extractor_settings
+    from halluscope.benchmarks.trihe.stages import TripletSettings, extractor_settings
 
-    return _llm(extractor_settings(config).get("llm"), "trihe.extractor")
+    settings = TripletSettings.from_mapping(extractor_settings(config))
+    return _llm(settings.llm, "trihe.extractor.llm")
 
 
 def _trihe_judge(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import judge_settings
+    from halluscope.benchmarks.trihe.stages import JudgeSettings, judge_settings
 
-    settings = judge_settings(config)
-    encoders = [ENCODER_NEEDS] * (1 + ("nli_model" in settings))  # sentence encoder, NLI model
-    return encoders + _llm(settings.get("llm"), "trihe.judge.llm")
+    settings = JudgeSettings.from_mapping(judge_settings(config))
+    encoders = [ENCODER_NEEDS] * (1 + (settings.nli_model is not None))  # encoder, NLI model
+    return encoders + _llm(settings.llm, "trihe.judge.llm")
 
 
 def _nope_generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.nope.stages import generator_settings
+    from halluscope.benchmarks.nope.stages import GeneratorSettings, generator_settings
 
-    return _llm(generator_settings(config), "nope")
+    return _llm(GeneratorSettings.from_mapping(generator_settings(config)).llm, "nope.llm")
 
 
 RULE_MODELS: dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]] = {

@@ -16,10 +16,10 @@ from typing import Any
 
 from halluscope.io import InputError
 
-P = {"type": Path, "required": True}
-S = {"required": True}
-J = {"type": json.loads, "required": True}
-I = {"type": int, "required": True}  # noqa: E741
+PATH_FLAG = {"type": Path, "required": True}
+TEXT_FLAG = {"required": True}
+JSON_FLAG = {"type": json.loads, "required": True}
+INT_FLAG = {"type": int, "required": True}
 FILES = {"type": Path, "nargs": "+"}
 PATHS = {"type": Path, "nargs": "+", "required": True}
 """One path or more per flag, paired by position with the command's other PATHS flags
@@ -27,14 +27,14 @@ PATHS = {"type": Path, "nargs": "+", "required": True}
 DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
-    ("--items", P),
-    ("--model-id", S),
-    ("--model", J),
-    ("--generation", J),
-    ("--template-version", S),
-    ("--cache-mode", S),
-    ("--cache", P),
-    ("--out", P),
+    ("--items", PATH_FLAG),
+    ("--model-id", TEXT_FLAG),
+    ("--model", JSON_FLAG),
+    ("--generation", JSON_FLAG),
+    ("--template-version", TEXT_FLAG),
+    ("--cache-mode", TEXT_FLAG),
+    ("--cache", PATH_FLAG),
+    ("--out", PATH_FLAG),
 )
 """The flags of every ``stage-*-answers`` command but its questions file (and its own extras)."""
 
@@ -55,14 +55,14 @@ def add(
 
 
 def answer_settings(args: argparse.Namespace) -> Any:
-    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (model, generation params,
-    response cache) built from the shared flags of the model-calling stages."""
+    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (the model asked with the
+    ``generate`` block, the response cache) built from the shared flags of the answers stages."""
     from halluscope.stages.answering import AnswerSettings
+    from halluscope.stages.llm import LLMSettings
 
-    return AnswerSettings(
-        args.model_id, args.model, args.generation, args.template_version, args.cache,
-        args.cache_mode,
-    )  # fmt: skip
+    block = {**args.generation, "template_version": args.template_version}
+    block["cache_mode"] = args.cache_mode
+    return AnswerSettings(LLMSettings.from_generation(args.model_id, args.model, block), args.cache)
 
 
 def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:

@@ -216,6 +216,34 @@ def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
     return decorate
 
 
+SpecCheck = Callable[[Mapping[str, Any], str], None]
+"""``check(spec, model_id)``: raise ``ValueError`` (starting with the dotted key at fault, e.g.
+``models.<id>.profile: ...``) for a spec this backend would refuse when built."""
+
+_SPEC_CHECKS: dict[str, SpecCheck] = {}
+
+
+def register_spec_check(name: str) -> Callable[[SpecCheck], SpecCheck]:
+    """Decorator: register backend ``name``'s check of a ``models:`` spec (:func:`check_spec`)."""
+
+    def decorate(check: SpecCheck) -> SpecCheck:
+        _SPEC_CHECKS[name] = check
+        return check
+
+    return decorate
+
+
+def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
+    """Let the backend of ``spec`` check it, so a typo fails when params are validated rather
+    than when the first job builds the backend (after other jobs ran). A backend without a
+    registered check accepts any spec here."""
+    name = spec.get("backend")
+    if name not in _SPEC_CHECKS and name in _LAZY_MODULES:
+        importlib.import_module(_LAZY_MODULES[name])
+    if name in _SPEC_CHECKS:
+        _SPEC_CHECKS[name](spec, model_id)
+
+
 def available_backends() -> list[str]:
     """Every backend name ``make_backend`` accepts."""
     return sorted(set(_FACTORIES) | set(_LAZY_MODULES))

@@ -47,12 +47,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from halluscope.io import atomic_write_text
 from halluscope.models.base import (
     Backend,
     Request,
@@ -142,21 +142,6 @@ def is_success(response: Response) -> bool:
     return isinstance(response.text, str) and not response.meta.get("error")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same folder + fsync + rename: concurrent writers never leave half files."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:16]}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -215,7 +200,8 @@ class ResponseCache:
             "payload": dict(payload) if payload is not None else None,
             "response": response.to_dict(),
         }
-        _atomic_write(
+        # atomic (temp file, fsync, rename): concurrent writers never leave half an entry
+        atomic_write_text(
             self.path(key), json.dumps(entry, sort_keys=True, ensure_ascii=False, indent=1) + "\n"
         )
         return True

@@ -1,9 +1,9 @@
-"""Stop rules: end a streamed reply as soon as what follows can no longer be wanted (issue 13).
+"""Stop rules: end a streamed reply as soon as what follows can no longer be wanted.
 
 A small model often loops ("trees", "trees", "trees" ... up to the token cap); a stop rule looks
 at the reply after every generated token and ends it early. A rule is a request param
 (``stop_rule``, plus the inputs a rule reads: ``stop_text``, ``stop_items``), so it enters the
-response-cache key; requests without one are generated and keyed exactly as before. Only the
+response-cache key; requests without one are generated and keyed as plain requests. Only the
 ``llamacpp`` backend streams replies and applies rules; the OpenAI-compatible backend refuses
 these params.
 

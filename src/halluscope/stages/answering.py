@@ -7,24 +7,18 @@ Why a helper: every benchmark sends one request per question to any backend (bui
 The answer key is part of the cache key of the backends that read it (test instruments), so
 editing a label or a reference triplet re-asks them instead of replaying an answer made from the
 old key; every other backend never sees it and keeps its cache keys.
-
-:func:`llm_settings` turns a ``params.yaml`` block naming an LLM (``model`` + generation params,
-batch size, template version, cache mode) into the settings of an LLM stage (object extraction,
-Tri-HE triplets and judge, NOPE generation), passed to the job as one tracked ``params:`` value.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Backend, Request, Response, reads_answer_key
-
-GENERATION_KEYS = ("max_new_tokens", "temperature", "seed")
-"""The generation params an LLM settings block may set (sent with every request)."""
+from halluscope.stages.llm import LLMSettings
 
 
 def resolve(
@@ -47,15 +41,11 @@ def resolve(
 
 @dataclass(frozen=True)
 class AnswerSettings:
-    """Who answers and how: the model (``models.<id>``), its generation params (``generate``)
-    and the response cache; the typed settings of every benchmark's answers stage."""
+    """The typed settings of every benchmark's answers stage: who answers and how (``llm``: the
+    model of ``models.<id>`` asked with the ``generate`` block) and the response cache folder."""
 
-    model_id: str
-    model_spec: dict[str, Any]
-    generation: dict[str, Any]
-    template_version: str
+    llm: LLMSettings
     cache_dir: Path
-    cache_mode: str
 
 
 @dataclass(frozen=True)
@@ -85,14 +75,14 @@ def answer_questions(
     from halluscope.stages.data import load_items
 
     items = load_items(items_path)
-    backend = make_backend(settings.model_spec, model_name=settings.model_id, answer_keys=True)
-    params = generation_params(settings.generation)
+    llm = settings.llm
+    backend = make_backend(llm.spec, model_name=llm.model_id, answer_keys=True)
     requests = [
         image_request(
             items[q.image_id],
-            f"{settings.model_id}/{q.key}",
+            f"{llm.model_id}/{q.key}",
             q.text,
-            params=params,
+            params=dict(llm.params),
             task=task,
             meta=q.meta,
             answer_key=item_answer_key(items[q.image_id], **q.truth),
@@ -103,9 +93,9 @@ def answer_questions(
         backend,
         requests,
         cache_dir=settings.cache_dir,
-        cache_mode=settings.cache_mode,
-        template_version=settings.template_version,
-        batch_size=int(settings.generation.get("batch_size", 8)),
+        cache_mode=llm.cache_mode,
+        template_version=llm.template_version,
+        batch_size=llm.batch_size,
         what=what,
     )
 
@@ -148,48 +138,3 @@ def truth_version(
     truth = [[r.request_id, [r.meta.get(k) for k in keys]] for r in requests]
     digest = hashlib.sha256(canonical_json(truth).encode("ascii")).hexdigest()[:12]
     return f"{template_version}/truth-{digest}"
-
-
-def generation_params(generation: dict[str, Any]) -> dict[str, Any]:
-    """The request params of a ``generate``-style settings mapping (batch size is not one)."""
-    return {k: v for k, v in generation.items() if k != "batch_size"}
-
-
-def llm_settings(
-    config: Mapping[str, Any], block: Mapping[str, Any], where: str, *, schema: bool = True
-) -> dict[str, Any]:
-    """The settings of an LLM stage from its ``params.yaml`` block (at ``where``, for errors).
-
-    ``{"model_id", "spec" (the ``models:`` entry), "params" (the block's generation params of
-    :data:`GENERATION_KEYS`), "batch_size" (default 4), "json_schema" (default true),
-    "template_version" (default "v1"), "cache_mode" (default "live")}`` plus ``reply_rule`` when
-    the block has one, ``grammar`` when it is not ``schema`` and, in ``params``, ``stop_rule``
-    when it is not ``none`` (so blocks without them keep their settings and cache keys).
-    ``schema=False`` (a stage that never constrains its replies) leaves
-    ``json_schema`` out. An unknown model id fails naming the valid ones.
-    """
-    model = block.get("model")
-    if model not in config["models"]:
-        raise ValueError(
-            f"params.yaml: {where}.model: unknown model id {model!r}; "
-            f"valid ids: {', '.join(sorted(config['models']))}"
-        )
-    return {
-        "model_id": model,
-        "spec": dict(config["models"][model]),
-        # stop_rule (a generation param, so it keys the cache) only when set: "none" = absent
-        "params": {
-            **{k: block[k] for k in GENERATION_KEYS if k in block},
-            **(
-                {"stop_rule": block["stop_rule"]}
-                if block.get("stop_rule", "none") != "none"
-                else {}
-            ),
-        },
-        "batch_size": int(block.get("batch_size", 4)),
-        **({"json_schema": bool(block.get("json_schema", True))} if schema else {}),
-        "template_version": str(block.get("template_version", "v1")),
-        "cache_mode": str(block.get("cache_mode", "live")),
-        **({"reply_rule": block["reply_rule"]} if "reply_rule" in block else {}),
-        **({"grammar": block["grammar"]} if block.get("grammar", "schema") != "schema" else {}),
-    }

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.stages.llm import LLMSettings
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
 
@@ -38,19 +39,19 @@ METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
 @dataclass(frozen=True)
 class ExtractSettings:
     """What one extract job reads from params: the method (``extract.method``), the rule parser's
-    synonyms and word normalisation, the out-of-domain lexicon, and the extractor LLM's settings
-    for this job's instruction (:func:`llm_settings`; ``None``: no LLM for this file)."""
+    synonyms and word normalisation, the out-of-domain lexicon, and the extractor LLM of this
+    job's instruction (:func:`instruction_llm`; ``None``: no LLM for this file)."""
 
     method: str
     synonyms: str
     variant: str
     lexicon: str
-    llm: Mapping[str, Any] | None = None
+    llm: LLMSettings | None = None
 
 
-def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] | None:
-    """The LLM settings of one instruction's extract job from the whole params mapping, or
-    ``None`` when the method has no LLM or ``extract.llm_instructions`` leaves it out.
+def instruction_llm(config: Mapping[str, Any], instruction: str) -> LLMSettings | None:
+    """The extractor LLM (``extract.llm``) of one instruction's extract job, or ``None`` when
+    the method has no LLM or ``extract.llm_instructions`` leaves the instruction out.
 
     Called by ``rules/extract.smk`` so the settings reach the job as a tracked ``params:`` value.
     """
@@ -60,9 +61,7 @@ def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] 
     chosen = ext.get("llm_instructions", "all")
     if chosen != "all" and instruction not in chosen:
         return None
-    from halluscope.stages.answering import llm_settings as shared_llm_settings
-
-    return shared_llm_settings(config, ext["llm"], "extract.llm")
+    return LLMSettings.from_block(config, ext["llm"], "extract.llm")
 
 
 def build_extractor(synonyms: str, variant: str, lexicon: str):
@@ -96,7 +95,7 @@ def _extractor(
     variant: str,
     lexicon: str,
     method: str,
-    llm: Mapping[str, Any] | None,
+    llm: LLMSettings | None,
     cache_dir: Path | None,
 ):
     from halluscope.objects.coco import load_synonyms
@@ -110,33 +109,25 @@ def _extractor(
         load_synonyms(None if synonyms == "builtin" else Path(synonyms)), variant=variant
     )
     matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
-    backend = cache = None
-    params: dict[str, Any] = {}
-    template_version, constrained, batch_size, grammar = "v1", True, 4, "schema"
-    if llm is not None:
-        from halluscope.models.base import make_backend
-        from halluscope.models.cache import ResponseCache
+    nouns = NounCheck() if matcher is not None else None
+    if llm is None:
+        return LLMObjectExtractor(parser, None, None, lexicon=matcher, nouns=nouns)
+    from halluscope.models.base import make_backend
+    from halluscope.models.cache import ResponseCache
 
-        if cache_dir is None:
-            raise ValueError("extract: the LLM method needs a response cache folder (--cache)")
-        backend = make_backend(llm["spec"], model_name=llm["model_id"])
-        cache = ResponseCache(cache_dir, mode=llm.get("cache_mode", "live"))
-        params = dict(llm.get("params") or {})
-        batch_size = int(params.pop("batch_size", llm.get("batch_size", 4)))  # in params: old form
-        template_version = str(llm.get("template_version", "v1"))
-        constrained = bool(llm.get("json_schema", True))
-        grammar = str(llm.get("grammar", "schema"))
+    if cache_dir is None:
+        raise ValueError("extract: the LLM method needs a response cache folder (--cache)")
     return LLMObjectExtractor(
         parser,
-        backend,
-        cache,
-        gen_params=params,
-        template_version=template_version,
-        constrained=constrained,
-        batch_size=batch_size,
+        make_backend(llm.spec, model_name=llm.model_id),
+        ResponseCache(cache_dir, mode=llm.cache_mode),
+        gen_params=dict(llm.params),
+        template_version=llm.template_version,
+        constrained=llm.json_schema,
+        batch_size=llm.batch_size,
         lexicon=matcher,
-        grammar=grammar,
-        nouns=NounCheck() if matcher is not None else None,
+        grammar=llm.grammar,
+        nouns=nouns,
     )
 
 
@@ -145,20 +136,14 @@ def run(
 ) -> dict[str, int]:
     """Write one object record per response, in response order; returns extraction counts.
 
-    ``settings.llm`` (``None`` = do not use the LLM for this file) holds ``model_id``, ``spec``
-    (the ``models:`` entry), ``params`` (generation params, optionally ``stop_rule``),
-    ``batch_size``, ``json_schema`` (constrain the reply), ``grammar`` (``schema`` or
-    ``object-list``), ``template_version`` and ``cache_mode`` (:func:`llm_settings`).
+    ``settings.llm`` (``None`` = do not use the LLM for this file) is the extractor LLM
+    (:func:`instruction_llm`).
     """
     method, llm = settings.method, settings.llm
     synonyms, variant, lexicon = settings.synonyms, settings.variant, settings.lexicon
     if method not in METHODS:
         raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
     use_llm = "llm" in method.split("+") and llm is not None
-    if llm is not None:
-        missing = [k for k in ("model_id", "spec") if k not in llm]
-        if missing:
-            raise ValueError(f"extract: the LLM settings lack {missing}; got {sorted(llm)}")
     base = method.replace("+llm", "")
     extractor = _extractor(
         synonyms, variant, lexicon, method if use_llm else base, llm if use_llm else None, cache_dir

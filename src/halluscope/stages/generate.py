@@ -54,19 +54,19 @@ def run(
     from halluscope.models.generate import generate_captions
 
     items = load_items(items_path)
-    model_spec = replay_spec_for(settings.model_spec, instruction_id, instruction)
-    backend = make_backend(model_spec, model_name=settings.model_id, answer_keys=True)
-    cache = ResponseCache(settings.cache_dir, mode=settings.cache_mode)
-    generation = settings.generation
+    llm = settings.llm
+    model_spec = replay_spec_for(dict(llm.spec), instruction_id, instruction)
+    backend = make_backend(model_spec, model_name=llm.model_id, answer_keys=True)
+    cache = ResponseCache(settings.cache_dir, mode=llm.cache_mode)
     return generate_captions(
         backend=backend,
         cache=cache,
         items=list(items.values()),
         instruction_id=instruction_id,
         instruction=instruction,
-        model_name=settings.model_id,
-        gen_params={k: v for k, v in generation.items() if k != "batch_size"},
+        model_name=llm.model_id,
+        gen_params=dict(llm.params),
         out_path=out,
-        template_version=settings.template_version,
-        batch_size=int(generation.get("batch_size", 8)),
+        template_version=llm.template_version,
+        batch_size=llm.batch_size,
     )

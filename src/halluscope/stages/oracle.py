@@ -30,21 +30,18 @@ from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.stages.data import load_items
+from halluscope.stages.llm import LLMSettings
 
 METHODS = ("annotations", "ensemble", "none")
 
 
 @dataclass(frozen=True)
 class OracleSettings:
-    """What one oracle job reads from params (section ``oracle``): the method, the ensemble's
-    member models (``{id: models: entry}``, ``ensemble`` only), the generation params of the
-    questions plus an optional ``batch_size``, the prompt template version and the cache mode."""
+    """What one oracle job reads from params (section ``oracle``): the method and, for
+    ``ensemble``, the member models, each asked with the section's generation block."""
 
     method: str
-    members: Mapping[str, Mapping[str, Any]] | None = None
-    params: Mapping[str, Any] | None = None
-    template_version: str = "v1"
-    cache_mode: str = "live"
+    members: tuple[LLMSettings, ...] = ()
 
 
 def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -75,9 +72,7 @@ def run(
     """Write the decisions (and, with ``accuracy_out``, the accuracy report); returns the report."""
     from halluscope.models.oracle import EnsembleOracle, accuracy_report, label
 
-    method, members, params = settings.method, settings.members, settings.params
-    template_version, cache_mode = settings.template_version, settings.cache_mode
-
+    method, members = settings.method, settings.members
     if method not in METHODS:
         raise ValueError(f"oracle.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
     items = load_items(items_path)
@@ -91,14 +86,17 @@ def run(
             raise ValueError("oracle.members: the ensemble method needs at least one member")
         if cache_dir is None:
             raise ValueError("oracle: the ensemble method needs a response cache folder (--cache)")
-        gen = dict(params or {})
-        batch_size = int(gen.pop("batch_size", 16))
         backends = {
-            member: make_backend(spec, model_name=member, answer_keys=True)
-            for member, spec in members.items()
+            m.model_id: make_backend(m.spec, model_name=m.model_id, answer_keys=True)
+            for m in members
         }
+        shared = members[0]  # one generation block asks every member
         oracle = EnsembleOracle(
-            backends, ResponseCache(cache_dir, cache_mode), gen, template_version, batch_size
+            backends,
+            ResponseCache(cache_dir, shared.cache_mode),
+            dict(shared.params),
+            shared.template_version,
+            shared.batch_size,
         )
         records = oracle.decide(items, pairs)
         unparsed = dict(oracle.unparsed)

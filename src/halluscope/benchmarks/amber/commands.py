@@ -8,7 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from halluscope.commands._args import ANSWER_ARGS, FILES, J, P, S, add, answer_inputs
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    FILES,
+    JSON_FLAG,
+    PATH_FLAG,
+    TEXT_FLAG,
+    add,
+    answer_inputs,
+)
 
 FLOAT = {"type": float, "required": True}
 
@@ -20,33 +28,33 @@ def add_parser(subparsers: Any) -> None:
         "stage-amber-prompts",
         "AMBER generative prompts with their annotations",
         _prompts,
-        ("--items", P),
-        ("--annotations", P),
-        ("--out", P),
+        ("--items", PATH_FLAG),
+        ("--annotations", PATH_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(subparsers, "stage-amber-answers", "AMBER answers of one model", _answers,
-        ("--prompts", P), *ANSWER_ARGS)  # fmt: skip
+        ("--prompts", PATH_FLAG), *ANSWER_ARGS)  # fmt: skip
     add(
         subparsers,
         "stage-amber-score",
         "AMBER CHAIR / Cover / Hal / Cog of one model",
         _score,
-        ("--answers", P),
-        ("--annotations", P),
-        ("--relation", P),
-        ("--safe-words", P),
-        ("--similarity", S),
+        ("--answers", PATH_FLAG),
+        ("--annotations", PATH_FLAG),
+        ("--relation", PATH_FLAG),
+        ("--safe-words", PATH_FLAG),
+        ("--similarity", TEXT_FLAG),
         ("--threshold", FLOAT),
-        ("--out", P),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-amber-table",
         "AMBER LaTeX table and CSV twin",
         _table,
-        ("--models", J),
-        ("--dataset", S),
-        ("--out", P),
+        ("--models", JSON_FLAG),
+        ("--dataset", TEXT_FLAG),
+        ("--out", PATH_FLAG),
         ("reports", FILES),
     )
 

@@ -72,7 +72,7 @@ def answers(
         lambda p, r: {
             "id": p["id"],
             "image_id": p["image_id"],
-            "model": settings.model_id,
+            "model": settings.llm.model_id,
             "response": r.text,
             "meta": r.meta,
         },

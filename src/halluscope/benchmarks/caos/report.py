@@ -329,13 +329,15 @@ def setting_note(
     text = f"Object extraction: {_tt(method)}"
     if llm:
         text += f" with extractor LLM {_tt(llm.get('model'))} (paper: LLaMA-2-7B, 5-shot)"
-        # the speed options change replies (issue 13), so a table says when they were on
+        # the speed options change replies, so a table says when they were on
+        from halluscope.stages.llm import defaults
+
         options = [
             f"{label} {_tt(llm[key])}"
             for key, label, default in (
                 ("weights", "weights", "shipped"),
-                ("grammar", "grammar", "schema"),
-                ("stop_rule", "stop rule", "none"),
+                ("grammar", "grammar", defaults()["grammar"]),
+                ("stop_rule", "stop rule", defaults()["stop_rule"]),
             )
             if llm.get(key, default) != default
         ]

@@ -351,10 +351,6 @@ def _space_groups(latex: str, n_rows: int, breaks: Sequence[int]) -> str:
     return "\n".join(out + lines[first + n_rows :])
 
 
-def _model_columns(models: Sequence[str]) -> list[str]:
-    return [latex_escape(m) for m in models]
-
-
 def table1_latex(
     summary: pd.DataFrame,
     models: Sequence[str],

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.nope import check
-from halluscope.commands._args import ANSWER_ARGS, FILES, PATHS, I, J, P, add, answer_inputs, paired
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    FILES,
+    INT_FLAG,
+    JSON_FLAG,
+    PATH_FLAG,
+    PATHS,
+    add,
+    answer_inputs,
+    paired,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,23 +38,23 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-generate",
         "NOPE list-then-rewrite for one shard of the items",
         _generate,
-        ("--items", P),
-        ("--generator", J),
+        ("--items", PATH_FLAG),
+        ("--generator", JSON_FLAG),
         ("--fallback", {"type": Path, "default": None}),
-        ("--cache", P),
-        ("--shard", I),
-        ("--shards", I),
-        ("--out", P),
+        ("--cache", PATH_FLAG),
+        ("--shard", INT_FLAG),
+        ("--shards", INT_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-nope-questions",
         "NOPE questions: merged shards + other questions",
         _questions,
-        ("--items", P),
-        ("--generator", J),
-        ("--out-questions", P),
-        ("--out-report", P),
+        ("--items", PATH_FLAG),
+        ("--generator", JSON_FLAG),
+        ("--out-questions", PATH_FLAG),
+        ("--out-report", PATH_FLAG),
         ("shards", FILES),
     )
     add(
@@ -52,7 +62,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-answers",
         "NOPE answers of one model",
         _answers,
-        ("--questions", P),
+        ("--questions", PATH_FLAG),
         *ANSWER_ARGS,
     )
     add(
@@ -61,7 +71,7 @@ def add_parser(subparsers: Any) -> None:
         "NOPE accuracy, METEOR and NegP accuracy of one model or more (paths paired by position)",
         _score,
         ("--answers", PATHS),
-        ("--meteor", J),
+        ("--meteor", JSON_FLAG),
         ("--out", PATHS),
     )
     add(
@@ -69,20 +79,20 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-lexdiv",
         "MATTR, MTLD and HD-D of the NOPE question sets",
         _lexdiv,
-        ("--questions", P),
-        ("--out", P),
+        ("--questions", PATH_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-nope-table",
         "NOPE LaTeX tables (Table 3 layout and breakdown)",
         _table,
-        ("--models", J),
-        ("--decimals", I),
-        ("--lexdiv", P),
-        ("--generation", P),
-        ("--out-table", P),
-        ("--out-breakdown", P),
+        ("--models", JSON_FLAG),
+        ("--decimals", INT_FLAG),
+        ("--lexdiv", PATH_FLAG),
+        ("--generation", PATH_FLAG),
+        ("--out-table", PATH_FLAG),
+        ("--out-breakdown", PATH_FLAG),
         ("scores", FILES),
     )
     add(
@@ -90,9 +100,9 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-figure",
         "NOPE accuracy per question type",
         _figure,
-        ("--models", J),
-        ("--dpi", I),
-        ("--out-stem", P),
+        ("--models", JSON_FLAG),
+        ("--dpi", INT_FLAG),
+        ("--out-stem", PATH_FLAG),
         ("scores", FILES),
     )
 

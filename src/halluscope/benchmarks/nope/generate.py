@@ -37,11 +37,11 @@ the labels, so nearly every listed object is rejected):
   ``source: "fallback"`` (LLM questions are ``source: "llm"``). The counts of every step are in
   :attr:`GenerationResult.stats`, so a reader sees how much of a question set the LLM made.
 
-``nope.stop_rule`` (opt-in, llamacpp; in the request params, so in the cache key): ``count`` ends
-the listing once ``n_objects`` distinct names are listed and the rewrite once every paraphrase is
-read (the parsed names and paraphrases are those of the uncut replies; only a listing the rule
-cut is shorter in the rewrite conversation); ``count-repeat`` also ends the listing at the first
-repeated name (names the uncut reply lists after it are lost). See
+``nope.llm.stop_rule`` (opt-in, llamacpp; in the request params, so in the cache key):
+``count`` ends the listing once ``n_objects`` distinct names are listed and the rewrite once
+every paraphrase is read (the parsed names and paraphrases are those of the uncut replies; only a
+listing the rule cut is shorter in the rewrite conversation); ``count-repeat`` also ends the
+listing at the first repeated name (names the uncut reply lists after it are lost). See
 :mod:`halluscope.benchmarks.nope.parsing`.
 
 This module holds the driver (:func:`generate_nope`); the steps live beside it and are

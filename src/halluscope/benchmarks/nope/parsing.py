@@ -1,6 +1,6 @@
 """Reading the LLM's replies: the listed objects (step 1) and the paraphrases (step 4).
 
-Also the stop rules that end those replies early (``nope.stop_rule``; request params
+Also the stop rules that end those replies early (``nope.llm.stop_rule``; request params
 ``stop_rule`` + ``stop_items``, applied by the ``llamacpp`` backend while it streams, see
 :mod:`halluscope.models.stop_rules`). They act on numbered lists only (a reply without a
 ``N.`` mark so far goes on) and cut where the parse of the cut reply equals the parse of

@@ -111,7 +111,7 @@ def listing_messages(
     return tuple(turns)
 
 
-#: ``nope.stop_rule`` -> the backend stop rules (:mod:`halluscope.models.stop_rules`) of the
+#: ``nope.llm.stop_rule`` -> the backend stop rules (:mod:`halluscope.models.stop_rules`) of the
 #: listing and of the rewrite turn. ``count``: the listing ends once ``n_objects`` distinct
 #: names are listed, the rewrite once every paraphrase is read (the parsed names and
 #: paraphrases equal the uncut reply's); ``count-repeat``: the listing also ends at the first
@@ -125,7 +125,7 @@ _LISTING_RULES = {listing: rewrite for listing, rewrite in STOP_RULES.values()}
 
 def listing_params(params: Mapping[str, Any] | None, n_objects: int) -> dict[str, Any]:
     """The listing's request params: ``params`` (default :data:`DEFAULT_PARAMS`) with a
-    ``nope.stop_rule`` turned into the backend's rule and its ``stop_items`` (``n_objects``)."""
+    ``nope.llm.stop_rule`` turned into the backend's rule and its ``stop_items`` (``n_objects``)."""
     out = dict(DEFAULT_PARAMS if params is None else params)
     rule = out.pop("stop_rule", "none")
     if rule in STOP_RULES:

@@ -43,6 +43,7 @@ from halluscope.io import (
     write_jsonl,
 )
 from halluscope.stages.data import load_items
+from halluscope.stages.llm import LLMSettings
 
 if TYPE_CHECKING:
     from halluscope.benchmarks.nope.metric import MeteorScorer
@@ -84,16 +85,11 @@ QUESTION_FIELDS = (
 
 @dataclass(frozen=True)
 class GeneratorSettings:
-    """What the list-then-rewrite stages read from params (section ``nope``): the LLM (model id,
-    spec, generation params, batch size, template version, cache mode; from
-    :func:`halluscope.stages.answering.llm_settings`) and the generation's own settings."""
+    """What the list-then-rewrite stages read from params (section ``nope``): the LLM
+    (``nope.llm``, :class:`~halluscope.stages.llm.LLMSettings`) and the generation's own
+    settings (``seed`` picks the question templates)."""
 
-    model_id: str
-    spec: Mapping[str, Any]
-    params: Mapping[str, Any]
-    batch_size: int
-    template_version: str
-    cache_mode: str
+    llm: LLMSettings
     relevances: list[str]
     n_objects: int
     prompt: str
@@ -105,16 +101,18 @@ class GeneratorSettings:
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> GeneratorSettings:
         """From :func:`generator_settings` (the JSON value the rules pass)."""
-        return dataclass_from_mapping(cls, value, "nope generator settings (--generator)")
+        what = "nope generator settings (--generator)"
+        if not isinstance(value, Mapping) or not isinstance(value.get("llm"), Mapping):
+            raise InputError(f"{what}: expected a JSON object with an 'llm' object")
+        llm = LLMSettings.from_mapping(value["llm"], f"{what}: llm")
+        return dataclass_from_mapping(cls, {**value, "llm": llm}, what)
 
 
 def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The question generator's settings as one tracked ``params:`` value (rules/nope.smk)."""
-    from halluscope.stages.answering import llm_settings
-
     nope = config["nope"]
     return {
-        **llm_settings(config, nope, "nope", schema=False),
+        "llm": LLMSettings.from_block(config, nope["llm"], "nope.llm").as_dict(),
         "relevances": list(nope["relevances"]),
         "n_objects": int(nope["n_objects"]),
         "prompt": str(nope["prompt"]),
@@ -250,19 +248,20 @@ def generate_shard(
     for item in items:
         extra = synonyms_of(item.get("gt_objects") or []) if settings.synonyms else []
         prepared.append({**item, "avoid": extra})
-    backend = make_backend(settings.spec, model_name=settings.model_id)
+    llm = settings.llm
+    backend = make_backend(llm.spec, model_name=llm.model_id)
     result = generate_nope(
         prepared,
         backend,
-        ResponseCache(cache_dir, mode=settings.cache_mode),
+        ResponseCache(cache_dir, mode=llm.cache_mode),
         relevances=settings.relevances,
         n_objects=settings.n_objects,
         seed=settings.seed,
-        params=settings.params,
-        template_version=f"{settings.template_version}/{TEMPLATE_VERSION}",
+        params=llm.params,
+        template_version=f"{llm.template_version}/{TEMPLATE_VERSION}",
         nlp=load_nlp(),
         min_similarity=settings.min_similarity,
-        batch_size=settings.batch_size,
+        batch_size=llm.batch_size,
         prompt=settings.prompt,
         fallback_objects=load_fallback(fallback_path),
         min_questions=settings.min_questions,
@@ -333,8 +332,8 @@ def questions(
     stats["negp_by_question_type"] = _counts(negp, "question_type")
     from halluscope.determinism import llm_provenance
 
-    extractor: dict[str, Any] = {"model_id": settings.model_id, "prompt": settings.prompt}
-    if (build := llm_provenance(settings.spec)) is not None:
+    extractor: dict[str, Any] = {"model_id": settings.llm.model_id, "prompt": settings.prompt}
+    if (build := llm_provenance(settings.llm.spec)) is not None:
         extractor["llm_build"] = build  # which llama.cpp build wrote the questions
     report = {
         "extractor": extractor,
@@ -383,7 +382,7 @@ def answers(
         lambda q, r: {
             "question_id": q["question_id"],
             "image_id": q["image_id"],
-            "model": settings.model_id,
+            "model": settings.llm.model_id,
             "question": q["question"],
             "question_type": q["question_type"],
             "relevance": q["relevance"],

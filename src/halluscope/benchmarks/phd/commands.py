@@ -9,7 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from halluscope.commands._args import ANSWER_ARGS, DATASET, FILES, I, J, P, add, answer_inputs
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    DATASET,
+    FILES,
+    INT_FLAG,
+    JSON_FLAG,
+    PATH_FLAG,
+    add,
+    answer_inputs,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -19,17 +28,17 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-prompts",
         "PhD prompts per mode",
         _phd_prompts,
-        ("--items", P),
-        ("--questions", P),
-        ("--modes", J),
-        ("--out", P),
+        ("--items", PATH_FLAG),
+        ("--questions", PATH_FLAG),
+        ("--modes", JSON_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-phd-answers",
         "PhD answers of one model",
         _phd_answers,
-        ("--prompts", P),
+        ("--prompts", PATH_FLAG),
         *ANSWER_ARGS,
     )
     add(
@@ -37,19 +46,19 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-score",
         "PhD Index of one model",
         _phd_score,
-        ("--answers", P),
-        ("--out", P),
+        ("--answers", PATH_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-phd-table",
         "PhD LaTeX table",
         _phd_table,
-        ("--models", J),
-        ("--modes", J),
-        ("--decimals", I),
+        ("--models", JSON_FLAG),
+        ("--modes", JSON_FLAG),
+        ("--decimals", INT_FLAG),
         ("--dataset", DATASET),
-        ("--out", P),
+        ("--out", PATH_FLAG),
         ("reports", FILES),
     )
     add(
@@ -57,10 +66,10 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-figure",
         "PhD mode x task heatmap",
         _phd_figure,
-        ("--models", J),
-        ("--modes", J),
-        ("--dpi", I),
-        ("--out-stem", P),
+        ("--models", JSON_FLAG),
+        ("--modes", JSON_FLAG),
+        ("--dpi", INT_FLAG),
+        ("--out-stem", PATH_FLAG),
         ("reports", FILES),
     )
 

@@ -93,7 +93,7 @@ def answers(
         ),  # fmt: skip
         lambda p, r: {
             **{key: p[key] for key in ("id", "mode", "task", "label", "image_id")},
-            "model": settings.model_id,
+            "model": settings.llm.model_id,
             "answer": r.text,
             "meta": r.meta,
         },

@@ -11,7 +11,14 @@ import argparse
 from typing import Any
 
 from halluscope.benchmarks.pope import check
-from halluscope.commands._args import ANSWER_ARGS, I, P, S, add, answer_inputs
+from halluscope.commands._args import (
+    ANSWER_ARGS,
+    INT_FLAG,
+    PATH_FLAG,
+    TEXT_FLAG,
+    add,
+    answer_inputs,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -21,19 +28,19 @@ def add_parser(subparsers: Any) -> None:
         "stage-pope-questions",
         "POPE questions of one setting from the items",
         _pope_questions,
-        ("--items", P),
-        ("--setting", S),
-        ("--n", I),
-        ("--seed", I),
+        ("--items", PATH_FLAG),
+        ("--setting", TEXT_FLAG),
+        ("--n", INT_FLAG),
+        ("--seed", INT_FLAG),
         ("--typo", {"action": "store_true"}),
-        ("--out", P),
+        ("--out", PATH_FLAG),
     )
     add(
         subparsers,
         "stage-pope-answers",
         "POPE answers of one model",
         _pope_answers,
-        ("--questions", P),
+        ("--questions", PATH_FLAG),
         *ANSWER_ARGS,
     )
     add(
@@ -41,10 +48,10 @@ def add_parser(subparsers: Any) -> None:
         "stage-pope-score",
         "POPE accuracy, precision, recall, F1 and yes ratio of one model",
         _pope_score,
-        ("--questions", P),
-        ("--answers", P),
-        ("--parser", S),
-        ("--out", P),
+        ("--questions", PATH_FLAG),
+        ("--answers", PATH_FLAG),
+        ("--parser", TEXT_FLAG),
+        ("--out", PATH_FLAG),
     )
     check.add_parser(subparsers)
 

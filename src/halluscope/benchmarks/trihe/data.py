@@ -61,9 +61,6 @@ class Triplet:
         """The triplet joined by spaces, ``"subj rel obj"`` (how Tri-HE's judge embeds claims)."""
         return f"{self.subject} {self.relation} {self.object}"
 
-    def as_list(self) -> list[str]:
-        return [self.subject, self.relation, self.object]
-
 
 @dataclass(frozen=True)
 class TripletRepair:

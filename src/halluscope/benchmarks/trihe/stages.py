@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from halluscope.io import InputError, dataclass_from_mapping, read_jsonl, write_json, write_jsonl
-from halluscope.stages.answering import llm_settings
 from halluscope.stages.data import load_items
+from halluscope.stages.llm import LLMSettings
 
 if TYPE_CHECKING:
     from halluscope.stages.answering import AnswerSettings
@@ -58,16 +58,21 @@ ANSWER_PROMPT = (
 class TripletSettings:
     """What the triplet stage reads from params (``trihe.extractor``): the method (``llm`` or
     the sim-template ``rule``), the unit (a sentence or a whole answer) and, for ``llm``, the
-    shared LLM settings (:func:`halluscope.stages.answering.llm_settings`)."""
+    extractor LLM (``trihe.extractor.llm``)."""
 
     method: str
     unit: str = "sentence"
-    llm: Mapping[str, Any] | None = None
+    llm: LLMSettings | None = None
 
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> TripletSettings:
         """From :func:`extractor_settings` (the JSON value the rule passes)."""
-        return cls(value["method"], value.get("unit", "sentence"), value.get("llm"))
+        llm = value.get("llm")
+        return cls(
+            value["method"],
+            value.get("unit", "sentence"),
+            None if llm is None else LLMSettings.from_mapping(llm, "trihe extractor settings: llm"),
+        )
 
 
 @dataclass(frozen=True)
@@ -85,12 +90,15 @@ class JudgeSettings:
     object_threshold: float
     unattributed: str
     nli_model: str | None = None
-    llm: Mapping[str, Any] | None = None
+    llm: LLMSettings | None = None
 
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> JudgeSettings:
         """From :func:`judge_settings` (the JSON value the rule passes)."""
-        return dataclass_from_mapping(cls, value, "Tri-HE judge settings (--judge)")
+        what = "Tri-HE judge settings (--judge)"
+        if isinstance(value, Mapping) and value.get("llm") is not None:
+            value = {**value, "llm": LLMSettings.from_mapping(value["llm"], f"{what}: llm")}
+        return dataclass_from_mapping(cls, value, what)
 
 
 def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,7 +106,10 @@ def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     ext = config["trihe"]["extractor"]
     settings: dict[str, Any] = {"method": ext["method"], "unit": ext.get("unit", "sentence")}
     if ext["method"] == "llm":
-        settings["llm"] = llm_settings(config, ext, "trihe.extractor")
+        if not isinstance(ext.get("llm"), Mapping):
+            raise ValueError("params.yaml: trihe.extractor.method llm needs trihe.extractor.llm")
+        llm = LLMSettings.from_block(config, ext["llm"], "trihe.extractor.llm")
+        settings["llm"] = llm.as_dict()
     return settings
 
 
@@ -124,7 +135,7 @@ def judge_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     if "llm" in judges:
         if not isinstance(judge.get("llm"), Mapping):
             raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
-        settings["llm"] = llm_settings(config, judge["llm"], "trihe.judge.llm")
+        settings["llm"] = LLMSettings.from_block(config, judge["llm"], "trihe.judge.llm").as_dict()
     return settings
 
 
@@ -209,22 +220,20 @@ def answers(
         make_backend,
         user_message,
     )
-    from halluscope.stages.answering import generation_params, resolve
+    from halluscope.stages.answering import resolve
 
     if mitigation not in MITIGATIONS:
         raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
-    model_id, model_spec, generation = settings.model_id, settings.model_spec, settings.generation
-    template_version, cache_dir, cache_mode = (
-        settings.template_version,
-        settings.cache_dir,
-        settings.cache_mode,
-    )
+    llm = settings.llm
+    model_id, params, template_version = llm.model_id, dict(llm.params), llm.template_version
     items = load_items(items_path)
-    backend = make_backend(model_spec, model_name=model_id, answer_keys=True)
-    params = generation_params(generation)
-    batch = int(generation.get("batch_size", 8))
+    backend = make_backend(llm.spec, model_name=model_id, answer_keys=True)
     qs = read_jsonl(questions_path)
-    common = {"cache_dir": cache_dir, "cache_mode": cache_mode, "batch_size": batch}
+    common = {
+        "cache_dir": settings.cache_dir,
+        "cache_mode": llm.cache_mode,
+        "batch_size": llm.batch_size,
+    }
     first_task = "trihe" if mitigation == "none" else "trihe-describe"
     first = [
         image_request(
@@ -294,12 +303,12 @@ def triplets(answers_path: Path, settings: TripletSettings, cache_dir: Path, out
         if llm is None:
             raise ValueError("trihe.extractor: the llm method needs the extractor LLM settings")
         kwargs.update(
-            backend=make_backend(llm["spec"], model_name=llm["model_id"]),
-            cache=ResponseCache(cache_dir, mode=llm["cache_mode"]),
-            gen_params=llm["params"],
-            template_version=llm["template_version"],
-            constrained=llm["json_schema"],
-            batch_size=llm["batch_size"],
+            backend=make_backend(llm.spec, model_name=llm.model_id),
+            cache=ResponseCache(cache_dir, mode=llm.cache_mode),
+            gen_params=dict(llm.params),
+            template_version=llm.template_version,
+            constrained=llm.json_schema,
+            batch_size=llm.batch_size,
         )
     extractor = TripletExtractor(method, **kwargs)
     rows = read_jsonl(answers_path)
@@ -340,9 +349,9 @@ def _llm_judge(
     llm = settings.llm
     if llm is None:
         raise ValueError("trihe.judges has 'llm' but trihe.judge.llm is unset")
-    rule = llm.get("reply_rule", "released")
-    backend = make_backend(llm["spec"], model_name=llm["model_id"])
-    params = dict(llm["params"])
+    rule = llm.reply_rule
+    backend = make_backend(llm.spec, model_name=llm.model_id)
+    params = dict(llm.params)
     if rule == "json":
         params["json_schema"] = JUDGE_REPLY_SCHEMA
     requests = [
@@ -359,9 +368,9 @@ def _llm_judge(
         backend,
         requests,
         cache_dir=cache_dir,
-        cache_mode=llm["cache_mode"],
-        template_version=f"{llm['template_version']}/trihe-judge-1",
-        batch_size=llm["batch_size"],
+        cache_mode=llm.cache_mode,
+        template_version=f"{llm.template_version}/trihe-judge-1",
+        batch_size=llm.batch_size,
         what="LLM-judge replies",
     )
     return [

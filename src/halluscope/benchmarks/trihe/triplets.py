@@ -27,7 +27,7 @@ Methods:
   is a test instrument for runs without an LLM, not an extractor for real answers; a sentence of
   another form is recorded as invalid.
 
-Stop rules (``trihe.extractor.stop_rule``, a generation param, so it keys the response cache;
+Stop rules (``trihe.extractor.llm.stop_rule``, a generation param, so it keys the response cache;
 ``llamacpp`` only, :mod:`halluscope.models.stop_rules`): ``json-value`` ends the reply as soon as
 it is one complete JSON value (either unit: what a schema-constrained model may still add is
 white space before the end of generation); ``triplet-list`` (``unit: answer``) ends the

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from halluscope.models.base import Request, Response, register_backend
+from halluscope.models.base import Request, Response, register_backend, register_spec_check
 from halluscope.models.sim.pools import COOCCURRENCE, OOD_POOL, RELATION_POOL, pick_hallucination
 from halluscope.models.sim.profiles import resolve_profile, validate_profile
 
@@ -252,6 +252,29 @@ def sim_items(
     if isinstance(items, Mapping):
         return {str(k): dict(v) for k, v in items.items()}
     return {str(record["image_id"]): dict(record) for record in items}
+
+
+@register_spec_check("sim")
+def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
+    """A ``models:`` spec names a built-in profile (or gives a valid dict one). The profile
+    defaults to the spec's ``name``, then the model id, as in :func:`from_spec`."""
+    import difflib
+
+    from halluscope.models.sim.profiles import PROFILES
+
+    profile = spec.get("profile", spec.get("name") or model_id)
+    if isinstance(profile, str) and profile not in PROFILES:
+        implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
+        close = difflib.get_close_matches(profile, list(PROFILES), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(
+            f"models.{model_id}.profile: unknown sim profile '{profile}'{implicit}; valid sim "
+            f"profiles: {', '.join(sorted(PROFILES))}{hint}"
+        )
+    try:
+        resolve_profile(profile, spec.get("overrides"))
+    except ValueError as err:
+        raise ValueError(f"models.{model_id}: {err}") from None
 
 
 @register_backend("sim")

@@ -1,12 +1,12 @@
-"""Benchmark of the LLM object extractor: today's settings vs the configured fast setup.
+"""Timing of the LLM object extractor: its plain settings vs the configured fast setup.
 
 Both runs read the same 40 real captions (the first 4 records of each of the ten POPE caption
 files ``pope/captions/Instruction{1,2}_<model>.json`` in the data mirror) and start from a fresh
 temporary response cache, back to back:
 
 - baseline: the shipped Q4_1 SmolLM2, one process, ``n_threads`` 1, ``extract.llm`` of
-  ``params.yaml`` with the settings of when issue 13 was filed (schema-constrained replies, the
-  grammar checked over the whole vocabulary, no stop rule: :func:`baseline_config`);
+  ``params.yaml`` without the speed options (schema-constrained replies, the grammar checked
+  over the whole vocabulary, no stop rule: :func:`baseline_config`);
 - configured: ``extract.llm`` and ``models.<extract.llm.model>`` of the profile overlay
   (``--profile``, default ``config/profiles/pope-captions-llm500.yaml``) over ``params.yaml``,
   in ``--workers`` processes (each single-sequence, one thread) over interleaved shares of the
@@ -17,7 +17,7 @@ Times include model loading (and worker start-up). The last line printed is one 
 "added_objects_same"}`` (``added_objects_same``: captions whose object list after the tally
 equals the baseline's). ``--baseline-only`` runs the baseline alone.
 
-Run: ``python benchmarks/bench_llm_stages.py [--workers 2] [--baseline-only]``
+Run: ``python timings/bench_llm_stages.py [--workers 2] [--baseline-only]``
 """
 
 from __future__ import annotations
@@ -79,10 +79,10 @@ def load_config(profile: Path | None) -> dict[str, Any]:
 
 
 def baseline_config() -> dict[str, Any]:
-    """The extractor as it was when issue 13 was filed: ``params.yaml`` with the shipped Q4_1
-    weights on one thread, the schema grammar scanned over the whole vocabulary per token
-    (``greedy_grammar: false``) and no stop rule (the demo's own settings now use the speed
-    options, so the baseline names its settings instead of reading them)."""
+    """The extractor without its speed options: ``params.yaml`` with the shipped Q4_1 weights on
+    one thread, the schema grammar scanned over the whole vocabulary per token
+    (``greedy_grammar: false``) and no stop rule (the demo's own settings use the speed options,
+    so the baseline names its settings instead of reading them)."""
     config = load_config(None)
     config["extract"]["llm"].update(grammar="schema", stop_rule="none", json_schema=True)
     spec = config["models"][config["extract"]["llm"]["model"]]

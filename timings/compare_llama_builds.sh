@@ -2,7 +2,7 @@
 # On demand (compiles llama.cpp once more, ~10 min on 2 cores): does another instruction-set
 # level of llama.cpp give the demo's LLM extraction the same bytes as the pinned build?
 #
-# Usage: benchmarks/compare_llama_builds.sh [CMAKE_ARGS]   (default: -DGGML_NATIVE=ON, i.e. the
+# Usage: timings/compare_llama_builds.sh [CMAKE_ARGS]   (default: -DGGML_NATIVE=ON, i.e. the
 #        level a plain `pip install llama-cpp-python` would pick on this CPU)
 #
 # Builds llama-cpp-python (the locked version) with CMAKE_ARGS into a temporary folder, runs the

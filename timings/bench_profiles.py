@@ -4,7 +4,7 @@ Each profile runs from scratch in its own temporary copy of the project (raw fil
 ``../shared/data`` or ``$HALLUSCOPE_DATA_MIRROR``), as ``snakemake --cores 2 results/tables/
 all`` under ``/usr/bin/time -v`` when available (peak RSS of the largest process).
 
-Usage: python benchmarks/bench_profiles.py [profile ...]
+Usage: python timings/bench_profiles.py [profile ...]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Times CHAIR (rule-based parsing + out-of-domain lexicon) plus CAOS with GloVe an
 including loading both embedders; prints seconds and peak memory (targets: < 60 s on 2 cores,
 < 2 GB). Captions come from the simulated LVLMs on synthetic items (generation not timed).
 
-Usage: python benchmarks/bench_paper_scale.py [--images 2000] [--models 5]
+Usage: python timings/bench_paper_scale.py [--images 2000] [--models 5]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The demo's DAG time at two revisions on this machine (issue 20: within 10% of the baseline).
 
-Usage: python benchmarks/bench_dag_time.py [--base 8be61bb] [--head HEAD] [--repeats 1]
+Usage: python timings/bench_dag_time.py [--base 8be61bb] [--head HEAD] [--repeats 1]
 
 Each revision is exported (``git archive``) into a temporary folder and its demo is built from
 scratch (``snakemake --cores 2 results/tables/ all``) with this virtualenv, its own ``src`` first

@@ -3,7 +3,7 @@
 Target: under 10 seconds on 2 cores (parsing + scoring, reading the files included). Needs the
 caption files and the CHAIR GT (mirror ../shared/data or the download cache).
 
-Usage: python benchmarks/bench_chair.py
+Usage: python timings/bench_chair.py
 """
 
 from __future__ import annotations

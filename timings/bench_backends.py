@@ -1,6 +1,6 @@
 """Response-cache lookups and ``openai`` backend overhead (targets: > 50,000 lookups/s, < 5 ms).
 
-Usage: python benchmarks/bench_backends.py [--entries 2000] [--lookups 100000] [--requests 2000]
+Usage: python timings/bench_backends.py [--entries 2000] [--lookups 100000] [--requests 2000]
 
 1. Cache: ``--entries`` answers are stored in a temporary ``ResponseCache`` (not timed), then
    ``ResponseCache.get`` is timed on ``--lookups`` existing keys (all hits, OS file cache warm).

@@ -1,6 +1,6 @@
 """CAOS scoring throughput on synthetic captions (target: > 20,000 captions/s per embedder).
 
-Usage: python benchmarks/bench_caos.py [--captions 100000] [--embedders glove,minilm]
+Usage: python timings/bench_caos.py [--captions 100000] [--embedders glove,minilm]
 Vectors are loaded first (not timed); then every caption is scored with Algorithm 1.
 """
 

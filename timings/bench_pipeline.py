@@ -4,7 +4,7 @@ Copies the project into a temporary folder, runs the demo once (not timed), then
 1. a no-op ``snakemake --cores 2 results/tables/ all``;
 2. editing one figure parameter (``figures.dpi``) and rebuilding the figures.
 
-Usage: python benchmarks/bench_pipeline.py
+Usage: python timings/bench_pipeline.py
 """
 
 from __future__ import annotations
