@@ -47,10 +47,20 @@ class Stage:
 
 
 def benchmark_data_code() -> list[str]:
-    """The items loaders of the packaged benchmarks' datasets (the data stage runs them)."""
+    """The items loaders of the packaged benchmarks' datasets and their data sources (the data
+    stage runs them)."""
     from halluscope.benchmarks import BENCHMARKS
 
-    return [b.module_file("data") for b in BENCHMARKS if b.datasets]
+    loaders = [b.module_file("data") for b in BENCHMARKS if b.datasets]
+    return loaders + benchmark_modules("sources")
+
+
+def benchmark_modules(part: str) -> list[str]:
+    """Every packaged benchmark's ``<part>.py`` that exists (modules the registry imports at
+    run time, which the static import closure cannot see)."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [b.module_file(part) for b in BENCHMARKS if b.module(part)]
 
 
 def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
@@ -66,7 +76,11 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             list(b.dvc_params or [b.name]),
             [
                 _repo_path(b.rules),
-                *(b.module_file(m) for m in ("stages", "commands", "simulated") if b.module(m)),
+                *(
+                    b.module_file(m)
+                    for m in ("stages", "commands", "simulated", "sources")
+                    if b.module(m)
+                ),
                 *b.dvc_data,
             ],
             [f"results/{b.name}"],
@@ -213,6 +227,7 @@ STAGES: list[Stage] = [
             "src/halluscope/benchmarks/caos/report.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
+            *benchmark_modules("headlines"),
         ],
         ["results/report", "results/tables"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
