@@ -1,11 +1,11 @@
 """The sections of the reproduction report and what each one includes, read from the sections.
 
 Why read them: a section's LaTeX names the tables and figures it includes
-(``\\input{\\reportdir{<profile>}/<table>.tex}``, ``\\includegraphics{\\figdir{<profile>}/<f>.pdf}``),
-so the list of the paper's inputs is derived from there instead of kept again beside it. A
-benchmark's sections are ``paper.tex`` and ``paper-*.tex`` in its folder
-(:meth:`halluscope.benchmarks.Benchmark.paper_sections`); the demo's, which spans every
-benchmark, is ``paper/sections/demo.tex``.
+(``\\input{\\reportdir{<profile>}/<table>.tex}``,
+``\\includegraphics{\\figdir{<profile>}/<figure>.pdf}``), so the list of the paper's inputs is
+derived from there instead of kept again beside it. A benchmark's sections are ``paper.tex``
+and ``paper-*.tex`` in its folder (:meth:`halluscope.benchmarks.Benchmark.paper_sections`); the
+demo's, which spans every benchmark, is ``paper/sections/demo.tex``.
 """
 
 from __future__ import annotations

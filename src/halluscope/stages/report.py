@@ -70,9 +70,9 @@ def write_headline(twins: dict[str, list[dict[str, str]]], folder: Path) -> None
 
 
 def paper(args: argparse.Namespace) -> None:
-    """Write the section list (``--sections``: the section files, repository paths), run pdflatex twice (cross-references) with a fixed
-    SOURCE_DATE_EPOCH so the PDF carries no run time, and move the PDF into place. A LaTeX
-    error fails the job with the end of the LaTeX log."""
+    """Write the section list (``--sections``: the section files, paths in the project), run
+    pdflatex twice (cross-references) with a fixed SOURCE_DATE_EPOCH so the PDF carries no run
+    time, and move the PDF into place. A LaTeX error fails the job with the end of its log."""
     import os
     import subprocess
     import tempfile
