@@ -87,17 +87,13 @@ def benchmark_score_files(name, dataset=RUN):
 
 def benchmark_table_files(dataset=RUN):
     """The packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that rule
-    `tables` assembles (enabled ones only)."""
-    names = [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
-    return expand(
-        "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
-    )
+    `tables` assembles (enabled ones only, registry order)."""
+    return [f for b in BENCHMARKS for f in b.table_files(config, dataset)]
 
 
 def benchmark_figure_files(dataset=RUN):
-    """The packaged benchmarks' figures (enabled benchmarks only)."""
-    names = [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
-    return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
+    """The packaged benchmarks' figures (enabled benchmarks only, registry order)."""
+    return [f for b in BENCHMARKS for f in b.figure_files(config, dataset)]
 
 
 # Job priorities (Snakemake starts the ready job of highest priority first): the single-thread

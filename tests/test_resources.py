@@ -22,7 +22,7 @@ from halluscope.resources import (
 
 RULE_FILES = [
     *sorted((ROOT / "rules").glob("*.smk")),
-    *sorted((ROOT / "src/halluscope/benchmarks").glob("*/rules.smk")),
+    *sorted((ROOT / "src/halluscope/benchmarks").glob("*/*.smk")),
 ]
 # Command-line options through which a stage receives a model spec or settings that hold one.
 MODEL_OPTIONS = (

@@ -21,6 +21,8 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``);
 - ``headlines.py``: ``HEADLINES``, its numbers in ``results/metrics/<profile>/<model>.json``;
+- ``report_files.py``: ``table_files(config, run)`` and ``figure_files(config, run)`` when
+  its tables and figures depend on params (CAOS) rather than on its captions alone;
 - ``<table or figure>.rst``: the report caption of each table and figure, whose first line
   ``.. table: <title>`` or ``.. figure: <title>`` declares it (built whenever the benchmark is
   enabled) and ``.. title: <title>`` only labels it (a benchmark that lists its own outputs);
@@ -28,9 +30,9 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
   are read from the section itself (:mod:`halluscope.report.paper`);
 - ``tests/``: its tests (collected by pytest with the suite).
 
-The shared caption pipeline (``stages/`` and ``rules/``: data, generate, extract, oracle, embed)
-and the rules that collect every benchmark's tables and figures stay outside; see
-docs/layout.md.
+CAOS's folder also holds the rules of its caption pipeline (generate, extract, oracle, embed),
+whose stage code is in :mod:`halluscope.stages`; the data stage and the rules that
+collect every benchmark's tables and figures stay outside. See docs/layout.md.
 """
 
 from __future__ import annotations
@@ -123,6 +125,30 @@ class Benchmark:
         """(table or figure, its label in the report) of every marked caption."""
         return tuple((c.name, c.title) for c in self.captions())
 
+    def table_files(self, config: dict[str, Any], run: str) -> list[str]:
+        """The tables rule ``tables`` assembles when the benchmark is enabled: LaTeX and CSV
+        twin of each ``.. table:`` caption, or what its ``report_files.py`` lists."""
+        if not self.enabled(config):
+            return []
+        if files := self._files():
+            return files.table_files(config, run)
+        return [f"results/report/{run}/{t}.{ext}" for t in self.tables for ext in ("tex", "csv")]
+
+    def figure_files(self, config: dict[str, Any], run: str) -> list[str]:
+        """The figures (PDF and PNG) of each ``.. figure:`` caption, or what its
+        ``report_files.py`` lists, when the benchmark is enabled."""
+        if not self.enabled(config):
+            return []
+        if files := self._files():
+            return files.figure_files(config, run)
+        return [f"results/figures/{run}/{f}.{ext}" for f in self.figures for ext in ("pdf", "png")]
+
+    def _files(self) -> Any:
+        import importlib
+
+        name = self.module("report_files")
+        return importlib.import_module(name) if name else None
+
     def paper_sections(self) -> tuple[Path, ...]:
         """Its sections of the reproduction report: ``paper.tex`` first, then ``paper-*.tex``
         in name order."""
@@ -162,9 +188,8 @@ ANSWERING = (
 
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("pope", "POPE questions, answers and scores", dvc_params=("pope", *ANSWERING)),
-    # CAOS lists its own tables and figures (caos_table_files in its common.smk: they depend on
-    # tables.published and tables.compare_with); its DVC stages are score, figures and tables
-    # (halluscope.registry.STAGES).
+    # CAOS lists its own tables and figures (report_files.py: they depend on tables.published
+    # and tables.compare_with); its DVC stages are score, figures and tables (registry.STAGES).
     Benchmark("caos", "CAOS scores, summary, Tables 1-2, Figures 3-6", enabled_by_default=True),
     Benchmark(
         "trihe",

@@ -52,7 +52,8 @@ def llm_settings(config: Mapping[str, Any], instruction: str) -> dict[str, Any] 
     """The LLM settings of one instruction's extract job from the whole params mapping, or
     ``None`` when the method has no LLM or ``extract.llm_instructions`` leaves it out.
 
-    Called by ``rules/extract.smk`` so the settings reach the job as a tracked ``params:`` value.
+    Called by CAOS's rules (``benchmarks/caos/extract.smk``) so the settings reach the job as a
+    tracked ``params:`` value.
     """
     ext = config["extract"]
     if "llm" not in str(ext.get("method", "")).split("+"):
