@@ -159,7 +159,6 @@ class Benchmark:
         return bool((config.get(self.name) or {}).get("enabled", self.enabled_by_default))
 
 
-@cache
 def _schema(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "schema.json").read_text(encoding="utf-8"))
 
