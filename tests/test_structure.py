@@ -103,7 +103,8 @@ GENERATED = {"dvc.yaml", "dvc.lock"}
 
 
 def project_files() -> list[str]:
-    """The files of the checkout (tracked, and new ones git does not ignore)."""
+    """The source files of the checkout (tracked, and new ones git does not ignore), without the
+    artifacts (``results/``, ``logs/``), which name whatever ran."""
     try:
         out = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
@@ -111,7 +112,8 @@ def project_files() -> list[str]:
         )  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
-    return [f for f in out.stdout.splitlines() if (ROOT / f).is_file()]
+    files = out.stdout.splitlines()
+    return [f for f in files if not f.startswith(("results/", "logs/")) and (ROOT / f).is_file()]
 
 
 def test_only_the_registry_line_profile_and_docs_name_a_shaped_benchmark_outside_its_folder():
