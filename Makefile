@@ -14,7 +14,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND
     -DGGML_AMX_BF16=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=ON -DGGML_BLAS=OFF
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 amber dvc-yaml bench clean slurm-test
+.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -129,10 +129,11 @@ llm500: $(STAMP)
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-500.yaml -- results/tables/ all
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-llm500.yaml -- results/tables/ all
 
-# AMBER's generative task on its released annotations (simulated answers; packaged benchmark).
-amber: $(STAMP)
-	$(CHECK) config/profiles/amber-gen.yaml
-	$(SNAKEMAKE) --configfile config/profiles/amber-gen.yaml -- results/tables/ all
+# Any one profile of config/profiles/ (`make profile-phd-ccs`): a benchmark's profile needs no
+# target of its own.
+profile-%: $(STAMP)
+	$(CHECK) config/profiles/$*.yaml
+	$(SNAKEMAKE) --configfile config/profiles/$*.yaml -- results/tables/ all
 
 # The full report: all four profiles, then the paper with all four sections.
 report-full: profiles paper

@@ -74,8 +74,8 @@ def oracle_files(dataset=RUN):
     )
 
 
-# The packaged benchmarks (NOPE, Tri-HE, PhD, AMBER) keep their rules' helpers in
-# src/halluscope/benchmarks/<name>/common.smk; the lists they share are here.
+# The packaged benchmarks keep their rules' helpers in src/halluscope/benchmarks/<name>/
+# common.smk; the lists they share are here.
 def benchmark_score_files(name, dataset=RUN):
     """Every model's results/<name>/<dataset>/<model>/scores.json; none when benchmark <name> is
     disabled (an absent params section is disabled)."""
@@ -88,17 +88,13 @@ def benchmark_score_files(name, dataset=RUN):
 
 def benchmark_table_files(dataset=RUN):
     """The packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that rule
-    `tables` assembles (enabled ones only)."""
-    names = [t for b in BENCHMARKS if b.enabled(config) for t in b.tables]
-    return expand(
-        "results/report/{dataset}/{name}.{ext}", dataset=dataset, name=names, ext=["tex", "csv"]
-    )
+    `tables` assembles (enabled ones only, registry order)."""
+    return [f for b in BENCHMARKS for f in b.table_files(config, dataset)]
 
 
 def benchmark_figure_files(dataset=RUN):
-    """The packaged benchmarks' figures (enabled benchmarks only)."""
-    names = [f for b in BENCHMARKS if b.enabled(config) for f in b.figures]
-    return expand("results/figures/{run}/{name}.{ext}", run=dataset, name=names, ext=["pdf", "png"])
+    """The packaged benchmarks' figures (enabled benchmarks only, registry order)."""
+    return [f for b in BENCHMARKS for f in b.figure_files(config, dataset)]
 
 
 # Job priorities (Snakemake starts the ready job of highest priority first): the single-thread
@@ -173,38 +169,21 @@ def report_csvs(paths, category, captions="../docs/report"):
     return mark(paths) if isinstance(paths, str) else [mark(p) for p in paths]
 
 
-# The reproduction report (rules/paper.smk): which profile sections it includes.
+# The reproduction report (rules/paper.smk): its sections and their inputs, read from the
+# sections themselves (halluscope.report.paper).
 import os
 
 
 def paper_sections():
-    """profile -> (section template, tables, figures): the packaged benchmarks' sections (the
-    CAOS package's come first), then the simulated demo's."""
-    return {
-        **{profile: section for b in BENCHMARKS for profile, section in b.paper},
-        "demo": (
-            "demo",
-            ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity",
-             "trihe_table", "phd_table", "nope_table", "nope_breakdown"],
-            CAOS_FIGURES + ["trihe_bars", "phd_heatmap", "nope_question_types"],
-        ),
-    }
+    """The sections whose profile is the active one or has run (its results/report/ exists)."""
+    from pathlib import Path
 
+    from halluscope.report.paper import sections
 
-def paper_profiles():
-    """The profiles whose section the report includes: the active one and those that ran."""
     return [
-        p for p in paper_sections() if p == RUN or os.path.isdir(f"results/report/{p}")
+        s for s in sections(Path(workflow.basedir))
+        if s.profile == RUN or os.path.isdir(f"results/report/{s.profile}")
     ]
-
-
-def paper_inputs():
-    files = []
-    for profile in paper_profiles():
-        _, tables, figures = paper_sections()[profile]
-        files += [f"results/report/{profile}/{t}.tex" for t in tables]
-        files += [f"results/figures/{profile}/{f}.pdf" for f in figures]
-    return files
 
 
 def mark_replaced_outputs():

@@ -1,19 +1,20 @@
 # The reproduction report (paper/main.tex), built from the per-profile tables and figures.
-# Sections: (a) CAOS on the real captions, (b) Tri-HE and (c) PhD on their released questions,
-# (d) the simulated demo. The active profile's section is built; another profile's section is
-# included when that profile has run (its results/report/<profile>/ exists), and then every
-# file it includes is a declared input, so a missing one fails the build.
+# Sections: each benchmark folder's paper*.tex (CAOS on the real captions, Tri-HE and PhD on
+# their released questions), then paper/sections/ (the simulated demo). The active profile's
+# section is built; another profile's section is included when that profile has run (its
+# results/report/<profile>/ exists), and then every file it includes (read from the section)
+# is a declared input, so a missing one fails the build.
 rule paper:
     """The reproduction report: results/paper/report.pdf (pdflatex, reproducible timestamps)."""
     input:
         main="paper/main.tex",
-        sections=expand("paper/sections/{s}.tex", s=[paper_sections()[p][0] for p in paper_profiles()]),
-        files=paper_inputs(),
+        sections=[s.path for s in paper_sections()],
+        files=[f for s in paper_sections() for f in s.inputs],
     output:
         pdf="results/paper/report.pdf",
         sections="results/paper/sections.tex",
     params:
-        sections=json_arg([paper_sections()[p][0] for p in paper_profiles()]),
+        sections=json_arg([s.path for s in paper_sections()]),
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"

@@ -3,7 +3,6 @@
 rule tables:
     """Assemble every generated LaTeX table into results/tables/."""
     input:
-        caos_table_files(),
         benchmark_table_files(),
     output:
         directory("results/tables"),
@@ -23,7 +22,7 @@ rule metrics:
     """One JSON of every table's numbers (from the CSV twins), and the headline numbers per model
     (one small JSON per model: DVC's `metrics:`, in git, for `dvc metrics show` / `exp show`)."""
     input:
-        [f for f in caos_table_files() + benchmark_table_files() if f.endswith(".csv")],
+        [f for f in benchmark_table_files() if f.endswith(".csv")],
     output:
         full=f"results/metrics/{RUN}.json",
         headline=directory(f"metrics/{RUN}"),

@@ -412,15 +412,15 @@ def test_cli_fetch_prints_paths(tmp_path: Path, capsys: pytest.CaptureFixture[st
     lock = ["--lock", str(empty_lock(tmp_path / "lock.json"))]
     if SHARED.is_dir():
         args = ["fetch", "--mirror", str(SHARED), "--no-download", "--quiet", *lock]
-        assert main([*args, "amber/safe_words.txt", "chair/synonyms.txt"]) == 0
+        assert main([*args, "phd/README.upstream.md", "chair/synonyms.txt"]) == 0
         out = capsys.readouterr().out.splitlines()
-        assert out == [str(SHARED / "amber/safe_words.txt"), str(SHARED / "chair/synonyms.txt")]
+        assert out == [str(SHARED / "phd/README.upstream.md"), str(SHARED / "chair/synonyms.txt")]
     else:  # without the real bytes, check the refusal path of a wrong mirror copy
-        fake = tmp_path / "mirror" / "amber" / "safe_words.txt"
+        fake = tmp_path / "mirror" / "phd" / "README.upstream.md"
         fake.parent.mkdir(parents=True)
         fake.write_bytes(b"not the file")
         args = ["fetch", "--mirror", str(tmp_path / "mirror"), "--no-download", *lock]
-        assert main([*args, "amber/safe_words.txt"]) == 2
+        assert main([*args, "phd/README.upstream.md"]) == 2
         assert "checksum mismatch" in capsys.readouterr().err
     assert main(["fetch", "--list"]) == 0
     listing = capsys.readouterr().out

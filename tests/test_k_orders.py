@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.objects.coco import COCO_CLASSES, COCO_IMAGE_ORDER, FREQUENT_ORDERS
-from halluscope.stages.embed import frequent_objects
 
 GT_FILE = (
     Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from halluscope.resources import (
 
 RULE_FILES = [
     *sorted((ROOT / "rules").glob("*.smk")),
-    *sorted((ROOT / "src/halluscope/benchmarks").glob("*/rules.smk")),
+    *sorted((ROOT / "src/halluscope/benchmarks").glob("*/*.smk")),
 ]
 # Command-line options through which a stage receives a model spec or settings that hold one.
 MODEL_OPTIONS = (
@@ -66,14 +66,8 @@ NOT_CALLING = {
     "nope_questions": "merges the generated shards; the generator settings are only recorded",
     "trihe_figure": "--judge names the judge whose results it draws",
 }
-ANSWERING = {
-    "generate",
-    "pope_answers",
-    "trihe_answers",
-    "phd_answers",
-    "nope_answers",
-    "amber_answers",
-}
+# rule generate and every benchmark's `<name>_answers` rule (halluscope.resources)
+ANSWERING = {"generate", *(rule for rule in RULE_MODELS if rule.endswith("_answers"))}
 
 
 def rule_blocks() -> dict[str, str]:

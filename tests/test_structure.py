@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from halluscope.benchmarks import BENCHMARKS, by_name
 from halluscope.registry import CORE_CODE, STAGES, code_files, module_imports
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,10 +63,11 @@ def test_find_cycle_finds_a_planted_cycle() -> None:
 
 def test_stage_code_is_the_import_closure() -> None:
     """Each stage's digest covers every module its entry modules import, transitively: the score
-    stage includes stages/oracle.py (load_decisions), stages/data.py, stages/embed.py and
+    stage includes stages/oracle.py (load_decisions), stages/data.py, CAOS's K order and
     embeddings.py (load_vectors), which the hand-kept lists had missed."""
     score = {p.relative_to(ROOT).as_posix() for p in code_files("score", ROOT)}
-    for module in ("stages/oracle.py", "stages/data.py", "stages/embed.py", "embeddings.py"):
+    modules = ("stages/oracle.py", "stages/data.py", "benchmarks/caos/k_order.py", "embeddings.py")
+    for module in modules:
         assert f"src/halluscope/{module}" in score, module
     core = {ROOT / e for e in CORE_CODE}
     for stage in STAGES:
@@ -79,3 +85,155 @@ def test_every_module_is_under_600_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) >= 600
     }
     assert not long, long
+
+
+# A benchmark is its folder plus one registry line (and its profile and docs). AMBER is kept in
+# that shape: outside src/halluscope/benchmarks/amber/ only these files name it (this guard
+# aside). Generated files (dvc.yaml, dvc.lock: the registry's rendering, listing the folder's
+# modules) do not count.
+SHAPED = "amber"
+NAMED_OUTSIDE = {
+    "src/halluscope/benchmarks/__init__.py": "the registry line",
+    "config/profiles/amber-gen.yaml": "its profile",
+    "README.md": "docs: the profile list",
+    "docs/adding-a-benchmark.md": "docs: the worked example of the how-to",
+    "tests/test_structure.py": "guard: this test",
+}
+GENERATED = {"dvc.yaml", "dvc.lock"}
+
+
+def project_files() -> list[str]:
+    """The source files of the checkout (tracked, and new ones git does not ignore), without the
+    artifacts (``results/``, ``logs/``), which name whatever ran."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    files = out.stdout.splitlines()
+    return [f for f in files if not f.startswith(("results/", "logs/")) and (ROOT / f).is_file()]
+
+
+def test_only_the_registry_line_profile_and_docs_name_a_shaped_benchmark_outside_its_folder():
+    folder = f"src/halluscope/benchmarks/{SHAPED}/"
+    naming = set()
+    for name in project_files():
+        if name.startswith(folder) or name in GENERATED:
+            continue
+        try:
+            text = (ROOT / name).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if re.search(SHAPED, text, re.IGNORECASE):
+            naming.add(name)
+    assert naming <= set(NAMED_OUTSIDE), sorted(naming - set(NAMED_OUTSIDE))
+    assert sum(not v.startswith(("docs", "guard")) for v in NAMED_OUTSIDE.values()) <= 3
+    registry = (PACKAGE / "benchmarks" / "__init__.py").read_text(encoding="utf-8")
+    lines = [line for line in registry.splitlines() if re.search(SHAPED, line, re.IGNORECASE)]
+    assert lines == [f'    Benchmark("{SHAPED}", "AMBER (generative task)"),'], lines
+
+
+def test_a_benchmarks_data_sources_come_from_its_folder() -> None:
+    """Every file of a benchmark with a ``sources.py`` is declared there, under its own data
+    folder (``<name>/...``), and nowhere else."""
+    import importlib
+
+    from halluscope.data import sources
+
+    core = (*sources._GITHUB, *sources._DERIVED)
+    for benchmark in BENCHMARKS:
+        if not benchmark.module("sources"):
+            continue
+        own = importlib.import_module(str(benchmark.module("sources"))).SOURCES
+        assert own and all(s.path.startswith(f"{benchmark.name}/") for s in own)
+        assert all(sources.SOURCES[s.path] == s for s in own)
+        assert not [s.path for s in core if s.path.startswith(f"{benchmark.name}/")]
+
+
+def test_every_table_and_figure_has_its_caption_in_its_benchmarks_folder() -> None:
+    """The CSV twin of every table and the PNG of every figure a benchmark builds (all of them
+    enabled, CAOS's optional tables too) is captioned by ``<name>.rst`` beside its rules, and no
+    benchmark's rules take a caption from elsewhere."""
+    config = {
+        **{b.name: {"enabled": True} for b in BENCHMARKS},
+        "tables": {"published": True, "compare_with": "other"},
+    }
+    for benchmark in BENCHMARKS:
+        files = benchmark.table_files(config, "p") + benchmark.figure_files(config, "p")
+        for path in files:
+            if path.endswith((".csv", ".png")):
+                caption = benchmark.folder / f"{Path(path).stem}.rst"
+                assert caption.is_file(), (benchmark.name, path)
+        for rules in benchmark.folder.glob("*.smk"):
+            assert "docs/report" not in rules.read_text(encoding="utf-8"), rules
+
+
+def test_the_paper_sections_come_from_the_folders_and_name_their_own_outputs() -> None:
+    """A benchmark's section is in its folder and includes only what that benchmark builds for
+    the section's profile; the paper's other inputs are the demo section's. Nothing else lists
+    the paper's inputs: they are read from the sections (halluscope.report.paper)."""
+    from pipeline_helpers import merged_params
+
+    from halluscope.report.paper import sections
+
+    found = sections(ROOT)
+    paths = {s.path for s in found}
+    assert paths == {
+        *(p.relative_to(ROOT).as_posix() for b in BENCHMARKS for p in b.paper_sections()),
+        *(p.relative_to(ROOT).as_posix() for p in (ROOT / "paper/sections").glob("*.tex")),
+    }
+    for benchmark in BENCHMARKS:
+        for path in benchmark.paper_sections():
+            (section,) = [s for s in found if s.path == path.relative_to(ROOT).as_posix()]
+            config = merged_params(section.profile)
+            built = benchmark.table_files(config, section.profile)
+            built += benchmark.figure_files(config, section.profile)
+            assert set(section.inputs) <= set(built), (section.path, section.inputs)
+    # the core rules name no benchmark's table or figure (they ask the registry)
+    names = {c.name for b in BENCHMARKS for c in b.captions()}
+    for smk in [ROOT / "Snakefile", *(ROOT / "rules").glob("*.smk")]:
+        text = smk.read_text(encoding="utf-8")
+        assert not {n for n in names if n in text}, smk
+
+
+def _code(path: Path) -> str:
+    """A rules file without its imports and comments."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return "\n".join(
+        line.split("#")[0] for line in lines if not line.startswith(("from ", "import "))
+    )
+
+
+def _smk_names(path: Path) -> set[str]:
+    """The functions and module-level names a rules helper file defines."""
+    text = _code(path)
+    return set(re.findall(r"^def (\w+)", text, re.M)) | set(re.findall(r"^([A-Z_]+) =", text, re.M))
+
+
+def test_no_benchmark_rules_use_another_benchmarks_helpers() -> None:
+    """The Snakefile includes the benchmarks in registry order; a benchmark whose rules called a
+    helper of another's common.smk would work only in that order (CAOS's summary reads POPE's
+    score files through an import of halluscope.benchmarks.pope.outputs instead)."""
+    for owner in BENCHMARKS:
+        common = owner.folder / "common.smk"
+        names = set(_smk_names(common)) if common.exists() else set()
+        for other in BENCHMARKS:
+            if other is owner:
+                continue
+            for smk in other.folder.glob("*.smk"):
+                text = _code(smk)
+                used = {n for n in names if re.search(rf"\b{n}\b", text)}
+                assert not used, (smk.relative_to(ROOT).as_posix(), owner.name, used)
+
+
+def test_caos_k_order_lives_with_caos() -> None:
+    """K (caos.frequent) is defined once, in the CAOS folder; the caption pipeline's rules are
+    CAOS's (its folder), not the Snakefile's."""
+    defining = [p for p in modules() if "def frequent_objects(" in p.read_text(encoding="utf-8")]
+    assert defining == [by_name("caos").folder / "k_order.py"]
+    snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    for rules in ("generate", "extract", "oracle", "embed"):
+        assert (by_name("caos").folder / f"{rules}.smk").is_file()
+        assert f"rules/{rules}.smk" not in snakefile

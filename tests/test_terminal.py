@@ -107,9 +107,9 @@ def test_logger_prints_one_line_per_finished_job_and_the_closing_block_last(
 
     log = tmp_path / "answers.log"
     log.write_text(
-        PREFIX + "AMBER answers: 0/2 req (0%), 0 s\n"
+        PREFIX + "PhD answers: 0/2 req (0%), 0 s\n"
         '{"answers": 2, "failed": 0}\n'
-        "AMBER answers: 2 requests, 0 cache hits, 0 failures, 0.1 s\n",
+        "PhD answers: 2 requests, 0 cache hits, 0 failures, 0.1 s\n",
         encoding="utf-8",
     )
     handler = _handler()
@@ -119,8 +119,8 @@ def test_logger_prints_one_line_per_finished_job_and_the_closing_block_last(
         _record("Provided cores: 2", event=LogEvent.RESOURCES_INFO, cores=2),
         _record("Job stats:\n...", event=LogEvent.RUN_INFO, stats={"a": 1, "total": 2}),
         _record("Execute 1 jobs...", event=LogEvent.JOB_STARTED, jobs=[7]),
-        _job_info(7, "amber_answers", log, dataset="amber-gen", model="sim-a"),
-        _record("Done: profile amber-gen", halluscope_closing=True),
+        _job_info(7, "phd_answers", log, dataset="phd-ccs", model="sim-a"),
+        _record("Done: profile phd-ccs", halluscope_closing=True),
         _record("Finished jobid: 7", event=LogEvent.JOB_FINISHED, job_id=7),
         _record(None, event=LogEvent.PROGRESS, done=1, total=2),
         _record("a warning", level=logging.WARNING),
@@ -132,11 +132,11 @@ def test_logger_prints_one_line_per_finished_job_and_the_closing_block_last(
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
         "2 jobs to run",
-        "[1/2] amber_answers amber-gen/sim-a (0 s): "
-        "AMBER answers: 2 requests, 0 cache hits, 0 failures, 0.1 s",
+        "[1/2] phd_answers phd-ccs/sim-a (0 s): "
+        "PhD answers: 2 requests, 0 cache hits, 0 failures, 0.1 s",
         "a warning",
         "Complete log(s): .snakemake/log/x.snakemake.log",
-        "Done: profile amber-gen",
+        "Done: profile phd-ccs",
     ]
 
 

@@ -47,10 +47,20 @@ class Stage:
 
 
 def benchmark_data_code() -> list[str]:
-    """The items loaders of the packaged benchmarks' datasets (the data stage runs them)."""
+    """The items loaders of the packaged benchmarks' datasets and their data sources (the data
+    stage runs them)."""
     from halluscope.benchmarks import BENCHMARKS
 
-    return [b.module_file("data") for b in BENCHMARKS if b.datasets]
+    loaders = [b.module_file("data") for b in BENCHMARKS if b.datasets]
+    return loaders + benchmark_modules("sources")
+
+
+def benchmark_modules(part: str) -> list[str]:
+    """Every packaged benchmark's ``<part>.py`` that exists (modules the registry imports at
+    run time, which the static import closure cannot see)."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [b.module_file(part) for b in BENCHMARKS if b.module(part)]
 
 
 def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
@@ -66,7 +76,11 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             list(b.dvc_params or [b.name]),
             [
                 _repo_path(b.rules),
-                *(b.module_file(m) for m in ("stages", "commands", "simulated") if b.module(m)),
+                *(
+                    b.module_file(m)
+                    for m in ("stages", "commands", "simulated", "sources")
+                    if b.module(m)
+                ),
                 *b.dvc_data,
             ],
             [f"results/{b.name}"],
@@ -116,7 +130,7 @@ STAGES: list[Stage] = [
         "generate",
         "generate_all",
         ["generate", "models", "instructions"],
-        ["rules/generate.smk", "src/halluscope/stages/generate.py"],
+        ["src/halluscope/benchmarks/caos/generate.smk", "src/halluscope/stages/generate.py"],
         ["results/responses"],
         ["results/data"],
         "captions per model x instruction",
@@ -126,7 +140,7 @@ STAGES: list[Stage] = [
         "extract_all",
         ["extract", "models"],
         [
-            "rules/extract.smk",
+            "src/halluscope/benchmarks/caos/extract.smk",
             "src/halluscope/stages/extract.py",
         ],
         ["results/objects"],
@@ -138,7 +152,7 @@ STAGES: list[Stage] = [
         "oracle_all",
         ["oracle", "models"],
         [
-            "rules/oracle.smk",
+            "src/halluscope/benchmarks/caos/oracle.smk",
             "src/halluscope/stages/oracle.py",
         ],
         ["results/oracle"],
@@ -150,7 +164,7 @@ STAGES: list[Stage] = [
         "embed",
         "embed_all",
         ["embed", "caos.frequent"],
-        ["rules/embed.smk", "src/halluscope/stages/embed.py"],
+        ["src/halluscope/benchmarks/caos/embed.smk", "src/halluscope/stages/embed.py"],
         ["results/embeddings"],
         ["results/objects", "results/data"],
         "object vectors",
@@ -213,6 +227,7 @@ STAGES: list[Stage] = [
             "src/halluscope/benchmarks/caos/report.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
+            *benchmark_modules("headlines"),
         ],
         ["results/report", "results/tables"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],

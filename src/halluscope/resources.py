@@ -136,19 +136,24 @@ def _nope_generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
     return _llm(GeneratorSettings.from_mapping(generator_settings(config)).llm, "nope.llm")
 
 
+def _benchmark_answering_rules() -> list[str]:
+    """Every benchmark's rule ``<name>_answers`` (one LVLM answering its prompts, as rule
+    ``generate`` does): found in its rules file, so a new benchmark needs no line here."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    rules = ((b.rules.read_text(encoding="utf-8"), f"{b.name}_answers") for b in BENCHMARKS)
+    return [rule for text, rule in rules if f"rule {rule}:" in text]
+
+
 RULE_MODELS: dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]] = {
     "generate": _answering_model,
     "extract": _extract,
     "oracle": _oracle,
     "embed": _embed,
-    "pope_answers": _answering_model,
-    "trihe_answers": _answering_model,
     "trihe_triplets": _trihe_triplets,
     "trihe_judge": _trihe_judge,
-    "phd_answers": _answering_model,
     "nope_generate": _nope_generate,
-    "nope_answers": _answering_model,
-    "amber_answers": _answering_model,
+    **{rule: _answering_model for rule in _benchmark_answering_rules()},
 }
 
 

@@ -1,33 +1,44 @@
 """The benchmark registry: benchmarks packaged one folder each (see docs/adding-a-benchmark.md).
 
-Why a registry: a benchmark used to be spread over ~17 files (Snakefile, schema, rules, commands,
-data loaders, the simulator, the report). A benchmark package holds all of its own pieces, and
-one :class:`Benchmark` line here is the only thing outside its folder that names it. The
-Snakefile includes its rules file, :mod:`halluscope.config` merges its params-schema fragment,
-the data stage takes its items loader, ``halluscope stage`` its stage commands, the simulator its
-answerer and rule ``tables`` its tables, all from :data:`BENCHMARKS`.
+Why a registry: a benchmark spread over files outside its folder (the Snakefile, the data
+sources, the report's titles, tests) is hard to add and to remove. A benchmark package holds all
+of its own pieces, and one :class:`Benchmark` line here is the only code outside its folder that
+names it; everything else is discovered from the folder. The Snakefile includes its rules file,
+:mod:`halluscope.config` merges its params-schema fragment, the data stage takes its items
+loader, ``halluscope stage`` its stage commands, the simulator its answerer, rule ``tables`` its
+tables, the report its captions and the paper its section, all from :data:`BENCHMARKS`.
 
 A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules and the schema):
 
 - ``rules.smk``: its Snakemake rules (``results/<name>/<profile>/...``), included by the
   Snakefile;
 - ``schema.json``: the JSON schema of its ``params.yaml`` section ``<name>`` (the section may be
-  absent: the benchmark is then disabled);
-- ``data.py``: ``items(options)`` for each dataset it defines (:attr:`Benchmark.datasets`);
+  absent: the benchmark is then disabled), its profiles and the ``data.dataset`` values it
+  defines;
+- ``data.py``: ``items(options)`` for each dataset it defines;
+- ``sources.py``: ``SOURCES``, the raw files it reads (merged into
+  :data:`halluscope.data.sources.SOURCES`);
 - ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
-- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``).
+- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``);
+- ``headlines.py``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
+- ``report_files.py``: ``table_files(config, run)`` and ``figure_files(config, run)`` when
+  its tables and figures depend on params (CAOS) rather than on its captions alone;
+- ``<table or figure>.rst``: the report caption of each table and figure, whose first line
+  ``.. table: <title>`` or ``.. figure: <title>`` declares it (built whenever the benchmark is
+  enabled) and ``.. title: <title>`` only labels it (a benchmark that lists its own outputs);
+- ``paper.tex``, ``paper-<more>.tex``: its sections of the reproduction report, whose inputs
+  are read from the section itself (:mod:`halluscope.report.paper`);
+- ``tests/``: its tests (collected by pytest with the suite).
 
-Packaged: CAOS (its scoring, summary, tables and figures), POPE, Tri-HE, PhD and NOPE (moved
-here, every output unchanged) and AMBER (added this way). What stays outside is the caption
-pipeline that CAOS and AMBER's generative task read (``stages/`` and ``rules/``: data, generate,
-extract, oracle, embed) and the rules that collect every benchmark's tables and figures. POPE-F1
-joins the CAOS summary: rule ``summarize`` reads POPE's ``pope_score_files``, so POPE is
-registered (and its rules included) before CAOS.
+CAOS's folder also holds the rules of its caption pipeline (generate, extract, oracle, embed),
+whose stage code is in :mod:`halluscope.stages`; the data stage and the rules that
+collect every benchmark's tables and figures stay outside. See docs/layout.md.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,20 +47,26 @@ from typing import Any
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+CAPTION_MARK = re.compile(r"\.\. (table|figure|title): (.+)")
+
+
+@dataclass(frozen=True)
+class Caption:
+    """A report caption of a benchmark's folder (``<name>.rst``) and what its first line says:
+    ``kind`` table or figure (built whenever the benchmark is enabled) or title (a label only)."""
+
+    name: str
+    kind: str
+    title: str
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """One packaged benchmark: its name (the params section, the ``results/<name>/`` folder and
-    the ``stage-<name>-*`` prefix), the modules it contributes and the files it writes."""
+    the ``stage-<name>-*`` prefix) and its label; what it contributes is read from its folder."""
 
     name: str
     title: str
-    package: str
-    datasets: tuple[str, ...] = ()  # data.dataset values whose items it defines
-    tables: tuple[str, ...] = ()  # results/report/<profile>/<table>.{tex,csv}
-    figures: tuple[str, ...] = ()  # results/figures/<profile>/<figure>.{pdf,png}
-    titles: tuple[tuple[str, str], ...] = ()  # (table or figure, its label in the report)
-    # (profile, (paper/sections/<template>.tex, tables, figures)): its reproduction-report section
-    paper: tuple[tuple[str, tuple[str, list[str], list[str]]], ...] = ()
     # Params keys of its DVC stage when the demo profile runs it (empty: not a DVC stage), and the
     # data files that stage reads besides the package's code.
     dvc_params: tuple[str, ...] = ()
@@ -57,6 +74,10 @@ class Benchmark:
     # Whether a profile without its params section (or without ``enabled``) runs it: only CAOS,
     # the paper's own benchmark, which every caption profile scores.
     enabled_by_default: bool = False
+
+    @property
+    def package(self) -> str:
+        return f"{__name__}.{self.name}"
 
     @property
     def folder(self) -> Path:
@@ -79,10 +100,79 @@ class Benchmark:
         return f"src/halluscope/benchmarks/{self.name}/{part}.py"
 
     def schema(self) -> dict[str, Any]:
-        return json.loads((self.folder / "schema.json").read_text(encoding="utf-8"))
+        return _schema(self.folder)
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The ``data.dataset`` values whose items its ``data.py`` defines (its schema says)."""
+        return tuple(self.schema().get("datasets", ()))
+
+    def captions(self) -> tuple[Caption, ...]:
+        return _captions(self.folder)
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """``results/report/<profile>/<table>.{tex,csv}`` of each ``.. table:`` caption."""
+        return tuple(c.name for c in self.captions() if c.kind == "table")
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """``results/figures/<profile>/<figure>.{pdf,png}`` of each ``.. figure:`` caption."""
+        return tuple(c.name for c in self.captions() if c.kind == "figure")
+
+    @property
+    def titles(self) -> tuple[tuple[str, str], ...]:
+        """(table or figure, its label in the report) of every marked caption."""
+        return tuple((c.name, c.title) for c in self.captions())
+
+    def table_files(self, config: dict[str, Any], run: str) -> list[str]:
+        """The tables rule ``tables`` assembles when the benchmark is enabled: LaTeX and CSV
+        twin of each ``.. table:`` caption, or what its ``report_files.py`` lists."""
+        if not self.enabled(config):
+            return []
+        if files := self._files():
+            return files.table_files(config, run)
+        return [f"results/report/{run}/{t}.{ext}" for t in self.tables for ext in ("tex", "csv")]
+
+    def figure_files(self, config: dict[str, Any], run: str) -> list[str]:
+        """The figures (PDF and PNG) of each ``.. figure:`` caption, or what its
+        ``report_files.py`` lists, when the benchmark is enabled."""
+        if not self.enabled(config):
+            return []
+        if files := self._files():
+            return files.figure_files(config, run)
+        return [f"results/figures/{run}/{f}.{ext}" for f in self.figures for ext in ("pdf", "png")]
+
+    def _files(self) -> Any:
+        import importlib
+
+        name = self.module("report_files")
+        return importlib.import_module(name) if name else None
+
+    def paper_sections(self) -> tuple[Path, ...]:
+        """Its sections of the reproduction report: ``paper.tex`` first, then ``paper-*.tex``
+        in name order."""
+        found = self.folder.glob("paper*.tex")
+        return tuple(sorted(found, key=lambda p: (p.stem != "paper", p.stem)))
 
     def enabled(self, config: dict[str, Any]) -> bool:
         return bool((config.get(self.name) or {}).get("enabled", self.enabled_by_default))
+
+
+def _schema(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def _captions(folder: Path) -> tuple[Caption, ...]:
+    """The marked captions of ``folder`` in name order (an unmarked ``.rst`` is a caption of a
+    file the rules name themselves, such as a figure's CSV data)."""
+    out = []
+    for path in sorted(folder.glob("*.rst")):
+        first = path.read_text(encoding="utf-8").partition("\n")[0]
+        if match := CAPTION_MARK.fullmatch(first.strip()):
+            out.append(Caption(path.stem, match[1], match[2].strip()))
+    return tuple(out)
 
 
 #: Generation settings every answering benchmark's DVC stage reads.
@@ -96,103 +186,26 @@ ANSWERING = (
 )
 
 BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark(
-        "pope",
-        "POPE questions, answers and scores",
-        "halluscope.benchmarks.pope",
-        dvc_params=("pope", *ANSWERING),
-    ),
-    # CAOS's tables and figures are listed by its common.smk (caos_table_files, which depend on
-    # tables.published and tables.compare_with); its DVC stages are score, figures and tables
-    # (halluscope.registry.STAGES).
-    Benchmark(
-        "caos",
-        "CAOS scores, summary, Tables 1-2, Figures 3-6",
-        "halluscope.benchmarks.caos",
-        titles=(
-            ("caos_radar", "Figure 3: metrics per model (radar)"),
-            ("caos_ksweep", "Figure 4: CAOS_K for k = 1..10"),
-            ("caos_subsets", "Figure 5: CAOS on subsets of hallucinated objects"),
-            ("caos_instructions", "Figure 6: CAOS across instructions"),
-            ("caos_table1", "Table 1: CAOS, CHAIR, precision, recall"),
-            ("caos_table2", "Table 2: CAOS ratios and average"),
-            ("caos_ratios", "Ratios of the pooled means vs mean of per-caption ratios"),
-            ("caos_sensitivity", "Sensitivity of Table 1 to K order, aggregation, readings"),
-            ("caos_sensitivity_p", "Table 1 with unverified objects hallucinated at a rate p"),
-            ("caos_agreement", "Rank agreement with the published Table 1"),
-            ("llm_comparison", "Table 1 with and without the LLM extractor"),
-        ),
-        paper=(
-            (
-                "pope-captions",
-                (
-                    "caos-real",
-                    [
-                        "caos_comparison",
-                        "caos_agreement",
-                        "caos_table1",
-                        "caos_ratios",
-                        "caos_sensitivity",
-                        "caos_sensitivity_p",
-                        "caos_setting",
-                        "caos_differences",
-                    ],
-                    ["caos_radar"],
-                ),
-            ),
-            ("pope-captions-llm500", ("caos-llm", ["llm_comparison"], [])),
-        ),
-        enabled_by_default=True,
-    ),
+    Benchmark("pope", "POPE questions, answers and scores", dvc_params=("pope", *ANSWERING)),
+    # CAOS lists its own tables and figures (report_files.py: they depend on tables.published
+    # and tables.compare_with); its DVC stages are score, figures and tables (registry.STAGES).
+    Benchmark("caos", "CAOS scores, summary, Tables 1-2, Figures 3-6", enabled_by_default=True),
     Benchmark(
         "trihe",
         "Tri-HE answers, triplets, judgements, Hallu_Q / Hallu_I",
-        "halluscope.benchmarks.trihe",
-        datasets=("trihe-gqa",),
-        tables=("trihe_table",),
-        figures=("trihe_bars",),
-        titles=(
-            ("trihe_table", "Tri-HE Hallu_I / Hallu_Q per model"),
-            ("trihe_bars", "Tri-HE object vs relation hallucination"),
-        ),
-        paper=(("trihe-gqa", ("trihe-real", ["trihe_table"], ["trihe_bars"])),),
         dvc_params=("trihe", *ANSWERING),
         dvc_data=("data/demo/trihe_questions.yaml",),
     ),
     Benchmark(
         "phd",
         "PhD prompts, answers and PhD Index per mode x task",
-        "halluscope.benchmarks.phd",
-        datasets=("phd-ccs",),
-        tables=("phd_table",),
-        figures=("phd_heatmap",),
-        titles=(
-            ("phd_table", "PhD Index per mode x task"),
-            ("phd_heatmap", "PhD Index heatmap (mode x task)"),
-        ),
-        paper=(("phd-ccs", ("phd-real", ["phd_table"], ["phd_heatmap"])),),
         dvc_params=("phd", *ANSWERING),
         dvc_data=("data/demo/phd_questions.yaml",),
     ),
-    Benchmark(
-        "amber",
-        "AMBER (generative task)",
-        "halluscope.benchmarks.amber",
-        datasets=("amber-gen",),
-        tables=("amber_table",),
-        titles=(("amber_table", "AMBER generative: CHAIR, Cover, Hal, Cog"),),
-    ),
+    Benchmark("amber", "AMBER (generative task)"),
     Benchmark(
         "nope",
         "NOPE questions (list-then-rewrite), answers, accuracy / METEOR / NegP accuracy",
-        "halluscope.benchmarks.nope",
-        tables=("nope_table", "nope_breakdown"),
-        figures=("nope_question_types",),
-        titles=(
-            ("nope_table", "NOPE accuracy, METEOR, NegP accuracy"),
-            ("nope_breakdown", "NOPE NegP accuracy by question type and relevance"),
-            ("nope_question_types", "NOPE accuracy per question type"),
-        ),
         dvc_params=("nope", *ANSWERING),
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),

@@ -11,42 +11,12 @@ checksums in a lock file the first time it is seen and verifies every later use 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from halluscope.data.source import Source, github_raw_url, github_source
 
 __all__ = ["COCO_ANNOTATIONS_ZIP", "SOURCES", "Source", "github_raw_url"]
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    """One raw input file.
-
-    ``url`` is ``None`` for files that only exist in the mirror (derived files with no public
-    download); ``how`` then says how to obtain them. ``md5`` and ``sha256`` are ``None`` when
-    no checksum is known in advance, which makes the file trust-on-first-use.
-    """
-
-    path: str
-    url: str | None
-    size: int | None
-    md5: str | None
-    sha256: str | None
-    origin: str
-    license: str | None = None
-    how: str = ""
-
-    @property
-    def trust_on_first_use(self) -> bool:
-        """True when nothing pins the bytes in advance (checksums come from the lock file)."""
-        return self.md5 is None and self.sha256 is None
-
-
-def github_raw_url(repo: str, commit: str, path: str) -> str:
-    """The immutable raw URL of ``path`` in ``repo`` at ``commit``."""
-    return f"https://raw.githubusercontent.com/{repo}/{commit}/{path}"
-
-
 # repo@commit of each upstream (the provenance table of ../shared/data/README.md)
-_AMBER = "junyangwang0410/AMBER@534babf6bbfcce2e735c26289dedfb21cef3c939"
 _CHAIR = "LisaAnne/Hallucination@6e4d33c4bedf6dfcd24c61bf527f40714717be47"
 _HALC_CHAIR = "BillChan226/HALC@9418e5b830dd239af9104564d93204e37cb0806d"
 _HALC_POPE = "BillChan226/HALC@89763bf298ae9cee355530cc831204d065a840c5"
@@ -59,7 +29,6 @@ _TRIHE = "wujunjie1998/Tri-HE@c84079061f382f8da07f5d51382a93669dbe6b87"
 
 #: Licence of each upstream as stated by the shared data README (``None``: no licence file).
 _LICENSES: dict[str, str | None] = {
-    _AMBER: "Apache-2.0",
     _CHAIR: "BSD-2-Clause",
     _HALC_CHAIR: "MIT",
     _HALC_POPE: "MIT",
@@ -73,99 +42,10 @@ _LICENSES: dict[str, str | None] = {
 
 
 def _gh(rel: str, origin: str, upstream: str, size: int, md5: str, sha256: str) -> Source:
-    repo, commit = origin.split("@")
-    return Source(
-        path=rel,
-        url=github_raw_url(repo, commit, upstream),
-        size=size,
-        md5=md5,
-        sha256=sha256,
-        origin=f"{origin}:{upstream}",
-        license=_LICENSES[origin],
-    )
+    return github_source(rel, origin, upstream, size, md5, sha256, _LICENSES[origin])
 
 
 _GITHUB: tuple[Source, ...] = (
-    _gh(
-        "amber/annotations.json",
-        _AMBER,
-        "data/annotations.json",
-        1813301,
-        "e5c5a3f03fd2fc4683ab6e60144ef1c1",
-        "db22a436c4836fbb295e60b4e80d519573077579fb7032f01b193c1bd022b797",
-    ),
-    _gh(
-        "amber/metrics.txt",
-        _AMBER,
-        "data/metrics.txt",
-        899,
-        "65eb74c07d180ff6400bb5214ef464a3",
-        "2fbe2ee584d10e7ce0a568a4902d3d2296727d45f761bf091dd35c4e4b5bc6ac",
-    ),
-    _gh(
-        "amber/query/query_all.json",
-        _AMBER,
-        "data/query/query_all.json",
-        1844750,
-        "0735f646adc3eb49565f8cc0e8a1083b",
-        "127680ae61f7d4a92d2f7f07a8deaec07f0689b194d2c7c0f41ead7bd2c5bcf5",
-    ),
-    _gh(
-        "amber/query/query_discriminative-attribute.json",
-        _AMBER,
-        "data/query/query_discriminative-attribute.json",
-        922022,
-        "84847fe458c593a9d5395724224694fc",
-        "35c0fe71290789c5eb198e9a3f5732533bcb35f1d963b57539aab5d1b41dd827",
-    ),
-    _gh(
-        "amber/query/query_discriminative-existence.json",
-        _AMBER,
-        "data/query/query_discriminative-existence.json",
-        583367,
-        "c66990cd04f4598370163703c4df0b70",
-        "657cce3b3ccd02303998d7d27d1ce06bd210a7a55aa6c888b1b86d5a9dfd9849",
-    ),
-    _gh(
-        "amber/query/query_discriminative-relation.json",
-        _AMBER,
-        "data/query/query_discriminative-relation.json",
-        233144,
-        "0c58161d72e88c143c62879c7d00c65e",
-        "36e08860653a1562acb657c250604c3d4e26f8a5f99a376fd53c67f9242be20f",
-    ),
-    _gh(
-        "amber/query/query_discriminative.json",
-        _AMBER,
-        "data/query/query_discriminative.json",
-        1738529,
-        "6736c49ff6438e1092a3a4068fdc3f94",
-        "1502887ac020f4bb7ea564af4e37bddcb030d61b78490d00f9da492a2307abb8",
-    ),
-    _gh(
-        "amber/query/query_generative.json",
-        _AMBER,
-        "data/query/query_generative.json",
-        106220,
-        "3d90d35f04b72a44ad66967d7050e549",
-        "b7e4c36596126ee36d2c3922638b7fa98743c26efda78fea2315f4425258d087",
-    ),
-    _gh(
-        "amber/relation.json",
-        _AMBER,
-        "data/relation.json",
-        12699,
-        "e01a3437ae54a1f6e0502c513e113cb9",
-        "c4c1491e9bbc3209abc1888c12a1bf8413bdbab8a0d8be04b990a2e7680cf23e",
-    ),
-    _gh(
-        "amber/safe_words.txt",
-        _AMBER,
-        "data/safe_words.txt",
-        57,
-        "045f715e6600220aa250f8955be27662",
-        "f92cf1123f4578a2630832fac3e6ac4de36212ea55859d3bed4fd233723f4043",
-    ),
     _gh(
         "chair/synonyms.txt",
         _CHAIR,
@@ -445,7 +325,18 @@ COCO_ANNOTATIONS_ZIP = Source(
     license="CC-BY-4.0 (COCO annotations)",
 )
 
+
+def _benchmark_sources() -> tuple[Source, ...]:
+    """The files each benchmark folder declares (``halluscope.benchmarks.<name>.sources``)."""
+    from halluscope.benchmarks import import_plugins
+
+    return tuple(s for module in import_plugins("sources") for s in module.SOURCES)
+
+
 #: Every registered raw input, keyed by its path relative to the mirror and the cache.
 SOURCES: dict[str, Source] = {
-    s.path: s for s in sorted((*_GITHUB, *_DERIVED, COCO_ANNOTATIONS_ZIP), key=lambda s: s.path)
+    s.path: s
+    for s in sorted(
+        (*_GITHUB, *_DERIVED, COCO_ANNOTATIONS_ZIP, *_benchmark_sources()), key=lambda s: s.path
+    )
 }

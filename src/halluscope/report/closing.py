@@ -3,7 +3,7 @@ tables, figures, metrics and report are, and a few headline numbers per model.
 
 The numbers are the run's headline metrics (``metrics/<profile>/<model>.json``,
 :mod:`halluscope.report.headline`), read, never computed again, in the order of
-:data:`~halluscope.report.headline.HEADLINES`, at most :data:`MAX_ROWS` of them.
+:func:`~halluscope.report.headline.all_headlines`, at most :data:`MAX_ROWS` of them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from halluscope.report.headline import HEADLINES
+from halluscope.report.headline import all_headlines
 
 MAX_ROWS = 5
 MAX_MODELS = 5
@@ -32,15 +32,17 @@ def headline_numbers(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def _rank(name: str) -> int:
-    """The position of the headline ``name`` in HEADLINES (a ``{}`` name matches its prefix)."""
-    for index, head in enumerate(HEADLINES):
+    """The position of the headline ``name`` in all_headlines() (a ``{}`` name matches its
+    prefix)."""
+    headlines = all_headlines()
+    for index, head in enumerate(headlines):
         if name == head.name or ("{}" in head.name and name.startswith(head.name.split("{}")[0])):
             return index
-    return len(HEADLINES)
+    return len(headlines)
 
 
 def _rows(numbers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, float]]]:
-    """``(row label, {model: value})`` in HEADLINES order; CAOS_avg of the first embedder."""
+    """``(row label, {model: value})`` in headline order; CAOS_avg of the first embedder."""
     names = sorted({name for values in numbers.values() for name in values}, key=_rank)
     rows = []
     for name in names:

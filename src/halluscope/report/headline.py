@@ -1,5 +1,6 @@
 """The headline metrics: per model, the few numbers a reader compares first (CHAIR_S, CAOS_avg
-per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, AMBER CHAIR and Hal).
+per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, and those a benchmark
+folder declares in its ``headlines.py``).
 
 They are picked from the tables' CSV twins, never computed again, and written one small JSON per
 model (``metrics/<profile>/<model>.json``, kept in git beside ``results/``): DVC shows one row per
@@ -39,9 +40,14 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("TriHE_HalluI", "trihe_table", r".* / Overall / Hallu_I\b.*"),
     # the table's first mode (the demo's base; a profile of one mode, that mode)
     Headline("PhD_{}", "phd_table", r"(\w+)\b[^/]* / All"),
-    Headline("AMBER_CHAIR", "amber_table", r"CHAIR"),
-    Headline("AMBER_Hal", "amber_table", r"Hal"),
 )
+
+
+def all_headlines() -> tuple[Headline, ...]:
+    """:data:`HEADLINES` plus every benchmark folder's ``HEADLINES`` (``headlines.py``)."""
+    from halluscope.benchmarks import import_plugins
+
+    return HEADLINES + tuple(h for m in import_plugins("headlines") for h in m.HEADLINES)
 
 
 def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[str, dict]:
@@ -49,7 +55,7 @@ def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[
     in file order, with ``model, embedding, metric, value``). A cell with no value gives no
     headline; models with none are left out."""
     out: dict[str, dict] = {}
-    for head in HEADLINES:
+    for head in all_headlines():
         seen: set[tuple[str, str]] = set()
         for row in tables.get(head.table, ()):
             match = re.fullmatch(head.pattern, row["metric"])

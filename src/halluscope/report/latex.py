@@ -1,8 +1,8 @@
 """LaTeX escaping and the CSV twins of tables, shared by every benchmark's report.
 
-Why one module: every table (CAOS, Tri-HE, PhD, NOPE, AMBER) writes a LaTeX file and a long-format
-CSV twin (one row per cell, :data:`TWIN_COLUMNS`) that DVC reads as metrics; the twin's float
-format and the escaping of free text (model ids such as ``sim_llava``) must be the same in all.
+Why one module: every benchmark's table writes a LaTeX file and a long-format CSV twin (one
+row per cell, :data:`TWIN_COLUMNS`) that DVC reads as metrics; the twin's float format and the
+escaping of free text (model ids such as ``sim_llava``) must be the same in all.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Datasets:
 * ``coco``: the same images with the files of a local MSCOCO val2014 folder, for the oracle and
   real LVLMs (``data.images``).
 * a packaged benchmark's datasets (:func:`halluscope.benchmarks.dataset_items`, e.g. Tri-HE's
-  ``trihe-gqa``, PhD's ``phd-ccs``, AMBER's ``amber-gen``): items from that benchmark's own
-  ``data.items``.
+  ``trihe-gqa``, PhD's ``phd-ccs``; each lists them in its schema): items from that benchmark's
+  own ``data.items``.
 ``data.limit`` keeps the first N images of the file (for a quick look or an LLM stage on a
 subset); the tables say so in their setting note.
 Raw inputs are resolved through ``halluscope.data.fetch`` (mirror, cache or pinned download,

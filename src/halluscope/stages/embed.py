@@ -5,22 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.io import read_jsonl, write_json
 from halluscope.stages.data import load_items
-
-
-def frequent_objects(frequent: str | list[str]) -> list[str]:
-    """The K list of CAOS: a named order of ``FREQUENT_ORDERS`` (``coco`` = MSCOCO classes by
-    training instances), or an explicit list."""
-    if isinstance(frequent, str):
-        from halluscope.objects.coco import FREQUENT_ORDERS
-
-        if frequent not in FREQUENT_ORDERS:
-            raise ValueError(
-                f"caos.frequent: unknown order {frequent!r}; valid: {', '.join(FREQUENT_ORDERS)}"
-            )
-        return list(FREQUENT_ORDERS[frequent])
-    return list(frequent)
 
 
 @dataclass(frozen=True)

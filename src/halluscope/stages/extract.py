@@ -53,7 +53,8 @@ def instruction_llm(config: Mapping[str, Any], instruction: str) -> LLMSettings 
     """The extractor LLM (``extract.llm``) of one instruction's extract job, or ``None`` when
     the method has no LLM or ``extract.llm_instructions`` leaves the instruction out.
 
-    Called by ``rules/extract.smk`` so the settings reach the job as a tracked ``params:`` value.
+    Called by CAOS's rules (``benchmarks/caos/extract.smk``) so the settings reach the job as a
+    tracked ``params:`` value.
     """
     ext = config["extract"]
     if "llm" not in str(ext.get("method", "")).split("+"):

@@ -83,7 +83,7 @@ rule amber_table:
         table="results/report/{dataset}/amber_table.tex",
         twin=report(
             "results/report/{dataset}/amber_table.csv",
-            caption="caption.rst",
+            caption="amber_table.rst",
             category="AMBER",
             subcategory="Tables",
             labels={"name": report_title("amber_table"), "profile": "{dataset}"},

@@ -1,10 +1,9 @@
-# CAOS's helpers for its rules (rules.smk) and for the core rules that collect every table and
-# figure (rules/tables.smk, rules/figures.smk, the Snakefile's `all`), which the Snakefile
-# includes after the packaged benchmarks. POPE-F1 joins the CAOS summary: rule summarize reads
-# pope_score_files() of benchmarks/pope/common.smk (POPE is registered, and so included, first).
-from halluscope.benchmarks import by_name as _benchmark
+# CAOS's helpers for its rules (rules.smk). Its tables and figures for the rules that collect
+# every benchmark's are listed by halluscope.benchmarks.caos.report_files. POPE-F1 joins the CAOS
+# summary: rule summarize reads POPE's score files through halluscope.benchmarks.pope.outputs (an
+# import, so the order in which the Snakefile includes the benchmarks does not matter).
+from halluscope.benchmarks.pope.outputs import score_files as _pope_score_files
 
-CAOS_ENABLED = _benchmark("caos").enabled(config)
 SENSITIVITY_DEFAULT = ["coco-instances", "coco-images", "paper-examples"]
 # one list of the CAOS figures, shared with the figure stage
 from halluscope.benchmarks.caos.report import FIGURES as _CAOS_FIGURES
@@ -56,25 +55,6 @@ def by_model_instruction(paths):
     return out
 
 
-def caos_table_files(dataset=RUN):
-    if not CAOS_ENABLED:
-        return []
-    names = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity"]
-    twins = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"]
-    if config["tables"]["published"]:
-        names += ["caos_comparison", "caos_agreement", "caos_differences", "caos_sensitivity_p"]
-        twins += ["caos_agreement", "caos_sensitivity_p"]
-    if config["tables"].get("compare_with"):
-        names += ["llm_comparison"]
-        twins += ["llm_comparison"]
-    return expand("results/report/{dataset}/{name}.tex", dataset=dataset, name=names) + expand(
-        "results/report/{dataset}/{name}.csv", dataset=dataset, name=twins
-    )
-
-
-def caos_figure_files(dataset=RUN):
-    if not CAOS_ENABLED:
-        return []
-    return expand(
-        "results/figures/{run}/{name}.{ext}", run=dataset, name=CAOS_FIGURES, ext=["pdf", "png"]
-    )
+def pope_f1_files(dataset=RUN):
+    """POPE's score files, whose F1 joins the CAOS summary (none when POPE is disabled)."""
+    return _pope_score_files(config, dataset)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.io import InputError, atomic_write_text
-from halluscope.stages.embed import frequent_objects
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
 

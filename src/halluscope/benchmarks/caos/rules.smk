@@ -1,11 +1,18 @@
-# CAOS (the CAOS paper's Algorithm 1, with CHAIR-style counts): score each model x instruction x
-# embedder -> pool into summary.csv (POPE-F1 joins it) -> Figures 3-6, Tables 1-2, the ratio and
-# sensitivity tables, the setting note and the with/without-LLM comparison. Included by the
-# Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/caos/
-# (score.py, summarize.py, report.py; commands.py parses the arguments these rules pass).
+# CAOS (the CAOS paper's Algorithm 1, with CHAIR-style counts). Its caption pipeline: captions
+# per model x instruction (generate.smk) -> ordered object lists (extract.smk) -> presence of the
+# out-of-domain objects (oracle.smk) -> vectors of every name and of K (embed.smk); then here:
+# score each model x instruction x embedder -> pool into summary.csv (POPE-F1 joins it) ->
+# Figures 3-6, Tables 1-2, the ratio and sensitivity tables, the setting note and the
+# with/without-LLM comparison. Included by the Snakefile through halluscope.benchmarks; stage
+# code: the caption pipeline's in src/halluscope/stages/ (generate, extract, oracle, embed), the
+# rest in src/halluscope/benchmarks/caos/ (score.py, summarize.py, report.py, k_order.py).
 
 
 include: "common.smk"
+include: "generate.smk"
+include: "extract.smk"
+include: "oracle.smk"
+include: "embed.smk"
 
 
 # One job per model x embedder scores every instruction: scoring a caption file takes a few
@@ -56,7 +63,7 @@ rule summarize:
     """Pool per-job scores into the summary used by every table and figure."""
     input:
         captions=score_files(),
-        pope=pope_score_files(),
+        pope=pope_f1_files(),
     output:
         summary="results/scores/{dataset}/summary.csv",
         objects="results/scores/{dataset}/objects.csv",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.metric import (
     SCORES,
     CAOSScorer,
@@ -25,7 +26,6 @@ from halluscope.benchmarks.caos.metric import (
 from halluscope.io import read_jsonl
 from halluscope.stages.csvio import write_csv
 from halluscope.stages.data import load_items
-from halluscope.stages.embed import frequent_objects
 from halluscope.stages.oracle import load_decisions
 
 KEYS = ("model", "embedder", "instruction_id", "image_id")

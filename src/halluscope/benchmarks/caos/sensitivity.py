@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.tables import (
     _render,
     latex_escape,
@@ -27,7 +28,6 @@ from halluscope.benchmarks.caos.tables import (
     twin_record,
 )
 from halluscope.report import caption_then_mean, embedder_label
-from halluscope.stages.embed import frequent_objects
 
 #: (alternative name, headline column, alternative column) read straight from summary.csv.
 SUMMARY_ALTERNATIVES: tuple[tuple[str, str, str, str], ...] = (

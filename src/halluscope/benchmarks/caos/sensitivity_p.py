@@ -420,12 +420,12 @@ def run(
 ) -> None:
     """Write ``caos_sensitivity_p.tex`` and its CSV twin (``objects`` and ``oracle``: model ->
     instruction -> file)."""
+    from halluscope.benchmarks.caos.k_order import frequent_objects
     from halluscope.benchmarks.caos.published import PUBLISHED_TABLE1
     from halluscope.embeddings import load_vectors
     from halluscope.io import InputError, atomic_write_text
     from halluscope.report.latex import twin_csv
     from halluscope.stages.data import load_items
-    from halluscope.stages.embed import frequent_objects
 
     if not Path(summary_path).exists():
         raise InputError(f"{summary_path}: file not found")

@@ -1,12 +1,8 @@
-# POPE's helpers for its rules (rules.smk) and for rule summarize of the CAOS package, which
-# joins POPE-F1 into the CAOS tables.
+# POPE's helpers for its rules (rules.smk). Its score files are listed by
+# halluscope.benchmarks.pope.outputs, which CAOS imports too (POPE-F1 joins the CAOS summary).
+from halluscope.benchmarks.pope.outputs import score_files as _score_files
 
 
 def pope_score_files(dataset=RUN):
-    """POPE's score files (benchmarks/pope), which rule summarize joins into the CAOS tables."""
-    if not config["pope"]["enabled"]:
-        return []
-    return expand(
-        "results/pope/{dataset}/{model}/{setting}.scores.json",
-        dataset=dataset, model=MODELS, setting=config["pope"]["settings"],
-    )
+    """POPE's per-model, per-setting score files (none when POPE is disabled)."""
+    return _score_files(config, dataset)

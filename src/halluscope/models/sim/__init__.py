@@ -17,7 +17,7 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
   (``oracle``): what each task answers, in their docstrings. The packaged benchmarks register
   their own (``halluscope.benchmarks.<name>.simulated``: ``yesno`` (POPE), ``trihe``,
-  ``trihe-describe`` and ``trihe-answer``, ``phd``, ``amber``, ``nope``).
+  ``trihe-describe`` and ``trihe-answer``, ``phd``, ``nope``, ...).
 """
 
 from halluscope.models.sim import captions, oracle  # noqa: F401 (plug-ins)

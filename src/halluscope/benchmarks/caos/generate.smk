@@ -1,3 +1,5 @@
+# CAOS's caption pipeline, step 1: one caption file per model x instruction (stage code:
+# halluscope.stages.generate). Included by rules.smk.
 from halluscope.resources import model_resources
 
 
@@ -18,7 +20,7 @@ rule generate:
         **model_resources(config, "generate"),
     priority: caption_priority
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/generate/{dataset}/{model}/{instruction}.log",
     shell:

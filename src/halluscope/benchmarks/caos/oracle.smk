@@ -1,3 +1,5 @@
+# CAOS's caption pipeline, step 3: is each out-of-domain object in the image (halluscope.stages.
+# oracle; the LVLM-ensemble members: models/oracle.py).
 from halluscope.resources import model_resources
 from halluscope.stages.llm import generation_block
 
@@ -24,7 +26,7 @@ rule oracle:
         **model_resources(config, "oracle"),
     priority: CAPTION_PRIORITY
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
@@ -45,7 +47,7 @@ rule oracle_accuracy:
     params:
         code=code_version("oracle"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/oracle/{dataset}/accuracy.log",
     shell:

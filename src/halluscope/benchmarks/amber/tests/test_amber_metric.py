@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import ROOT
 
 from halluscope.benchmarks.amber.metric import (
     AmberVocabulary,
@@ -19,7 +20,7 @@ from halluscope.benchmarks.amber.metric import (
 )
 from halluscope.io import InputError
 
-AMBER_DATA = Path(__file__).parents[2] / "shared" / "data" / "amber"
+AMBER_DATA = ROOT.parent / "shared" / "data" / "amber"
 
 RELATION = {
     "person": ["man", "woman"],

@@ -1,3 +1,5 @@
+# CAOS's caption pipeline, step 4: vectors of every object name, GT object and K object
+# (halluscope.stages.embed; K: k_order.py).
 from halluscope.resources import model_resources
 
 
@@ -17,7 +19,7 @@ rule embed:
         **model_resources(config, "embed"),
     priority: CAPTION_PRIORITY
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/embed/{dataset}/{embedder}.log",
     shell:

@@ -1,3 +1,5 @@
+# CAOS's caption pipeline, step 2: the ordered objects of each caption, rule-based (L1) and
+# out-of-domain (L2: lexicon and/or LLM; halluscope.stages.extract, objects/llm_extract.py).
 from halluscope.resources import model_resources
 from halluscope.stages.extract import instruction_llm as extract_llm
 
@@ -23,7 +25,7 @@ rule extract:
         **model_resources(config, "extract"),
     priority: caption_priority
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
@@ -42,7 +44,7 @@ rule extract_report:
     params:
         code=code_version("extract"),
     conda:
-        "../envs/halluscope.yaml"
+        "../../../../envs/halluscope.yaml"
     log:
         "logs/extract/{dataset}/extract_report.log",
     shell:
