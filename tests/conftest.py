@@ -1,7 +1,12 @@
 """Make the test helper modules (tests/*.py without test_ prefix) importable."""
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -9,9 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def _git_identity() -> None:
     """The whole-DAG and DVC tests commit into temporary repositories: on a bare machine with no
     git identity configured, give those commits one (environment only, nothing configured)."""
-    import os
-    import subprocess
-
     for key, value in (("name", "halluscope tests"), ("email", "tests@halluscope.invalid")):
         try:
             found = subprocess.run(["git", "config", f"user.{key}"], capture_output=True, text=True)
@@ -26,18 +28,42 @@ def _git_identity() -> None:
 _git_identity()
 
 
-import pytest  # noqa: E402
-
-
 @pytest.fixture(scope="session")
-def demo_build(tmp_path_factory) -> Path:
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One whole-DAG build of the demo in a temporary copy, shared by the whole-DAG test modules
-    (the build dominates the suite's time; each module only reads it or works on copies)."""
-    import os
-
-    from pipeline_helpers import built_copy
-
+    (the build dominates the suite's time; each test only reads it or works on a copy)."""
     reuse = os.environ.get("HALLUSCOPE_TEST_DEMO_BUILD")  # a developer's existing build
     if reuse:
         return Path(reuse)
-    return built_copy(tmp_path_factory.mktemp("demo") / "halluscope", "results/tables/", "all")
+    return session_build(tmp_path_factory, "demo", ("results/tables/", "all"))
+
+
+def session_build(
+    tmp_path_factory: pytest.TempPathFactory, name: str, targets: tuple[str, ...]
+) -> Path:
+    """A copy of the project with ``targets`` built, once per test session.
+
+    Why: under pytest-xdist each worker is its own session; the first worker to ask builds into
+    the folder the workers share, the others wait on a file lock and read the same build (a
+    failed build is recorded, so they fail with its message instead of building again).
+    """
+    from filelock import FileLock
+    from pipeline_helpers import built_copy
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return built_copy(tmp_path_factory.mktemp(name) / "halluscope", *targets)
+    shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    root, failed = shared / "halluscope", shared / "failed.txt"
+    with FileLock(f"{shared}.lock"):
+        if failed.exists():
+            raise AssertionError(failed.read_text(encoding="utf-8"))
+        if not (shared / "built").exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()
+            try:
+                built_copy(root, *targets)
+            except BaseException as error:
+                failed.write_text(f"the shared {name} build failed: {error}", encoding="utf-8")
+                raise
+            (shared / "built").touch()
+    return root
