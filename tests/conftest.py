@@ -67,3 +67,23 @@ def session_build(
                 raise
             (shared / "built").touch()
     return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files that need the shared demo build run after the others, but for the first one.
+
+    Why: with pytest-xdist (``--dist loadfile --no-loadscope-reorder``, as ``make test`` runs
+    it) the first file starts the build on one worker while the other worker runs the files
+    that do not need it, instead of waiting on the build's lock. Order within a file is kept.
+    """
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    needs = [f for f, group in files.items() if any(_needs_demo(i) for i in group)]
+    order = needs[:1] + [f for f in files if f not in needs] + needs[1:]
+    items[:] = [item for f in order for item in files[f]]
+
+
+def _needs_demo(item: pytest.Item) -> bool:
+    """Whether a collected test uses the shared demo build (directly or through a fixture)."""
+    return "demo_build" in getattr(item, "fixturenames", ())
