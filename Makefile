@@ -90,7 +90,8 @@ demo: system-deps $(STAMP) $(PLOTS_HTML)
 # once); the workers share one demo build (tests/conftest.py). Most tests run one process at a
 # time (dvc, snakemake -n, a model on one thread), so a second worker fills the second core.
 TEST_WORKERS ?= $(CORES)
-PYTEST := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+PYTEST := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
+    --dist loadfile --no-loadscope-reorder
 test: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
 	$(PYTEST) -m "not slow"
