@@ -69,18 +69,21 @@ def session_build(
     return root
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Test files that need the shared demo build run after the others, but for the first one.
+    """Test files whose first test waits for the shared demo build run after the others, but
+    for the first such file.
 
     Why: with pytest-xdist (``--dist loadfile --no-loadscope-reorder``, as ``make test`` runs
-    it) the first file starts the build on one worker while the other worker runs the files
-    that do not need it, instead of waiting on the build's lock. Order within a file is kept.
+    it) that first file starts the build on one worker while the other worker runs the files
+    that can start without it, instead of waiting on the build's lock. Order within a file is
+    kept.
     """
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
-    needs = [f for f, group in files.items() if any(_needs_demo(i) for i in group)]
-    order = needs[:1] + [f for f in files if f not in needs] + needs[1:]
+    waiting = [f for f, group in files.items() if _needs_demo(group[0])]
+    order = waiting[:1] + [f for f in files if f not in waiting] + waiting[1:]
     items[:] = [item for f in order for item in files[f]]
 
 
