@@ -86,10 +86,16 @@ demo: system-deps $(STAMP) $(PLOTS_HTML)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
 
 # The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
+# One pytest-xdist worker per core, each test file on one worker (its module fixtures are built
+# once); the workers share one demo build (tests/conftest.py). Most tests run one process at a
+# time (dvc, snakemake -n, a model on one thread), so a second worker fills the second core.
+TEST_WORKERS ?= $(CORES)
+PYTEST := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
+    --dist loadfile --no-loadscope-reorder
 test: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m "not slow"
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -m slow
+	$(PYTEST) -m "not slow"
+	$(PYTEST) -m slow
 
 # profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is

@@ -1,7 +1,12 @@
 """Make the test helper modules (tests/*.py without test_ prefix) importable."""
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -9,9 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def _git_identity() -> None:
     """The whole-DAG and DVC tests commit into temporary repositories: on a bare machine with no
     git identity configured, give those commits one (environment only, nothing configured)."""
-    import os
-    import subprocess
-
     for key, value in (("name", "halluscope tests"), ("email", "tests@halluscope.invalid")):
         try:
             found = subprocess.run(["git", "config", f"user.{key}"], capture_output=True, text=True)
@@ -26,18 +28,65 @@ def _git_identity() -> None:
 _git_identity()
 
 
-import pytest  # noqa: E402
-
-
 @pytest.fixture(scope="session")
-def demo_build(tmp_path_factory) -> Path:
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One whole-DAG build of the demo in a temporary copy, shared by the whole-DAG test modules
-    (the build dominates the suite's time; each module only reads it or works on copies)."""
-    import os
-
-    from pipeline_helpers import built_copy
-
+    (the build dominates the suite's time; each test only reads it or works on a copy)."""
     reuse = os.environ.get("HALLUSCOPE_TEST_DEMO_BUILD")  # a developer's existing build
     if reuse:
         return Path(reuse)
-    return built_copy(tmp_path_factory.mktemp("demo") / "halluscope", "results/tables/", "all")
+    return session_build(tmp_path_factory, "demo", ("results/tables/", "all"))
+
+
+def session_build(
+    tmp_path_factory: pytest.TempPathFactory, name: str, targets: tuple[str, ...]
+) -> Path:
+    """A copy of the project with ``targets`` built, once per test session.
+
+    Why: under pytest-xdist each worker is its own session; the first worker to ask builds into
+    the folder the workers share, the others wait on a file lock and read the same build (a
+    failed build is recorded, so they fail with its message instead of building again).
+    """
+    from filelock import FileLock
+    from pipeline_helpers import built_copy
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return built_copy(tmp_path_factory.mktemp(name) / "halluscope", *targets)
+    shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    root, failed = shared / "halluscope", shared / "failed.txt"
+    with FileLock(f"{shared}.lock"):
+        if failed.exists():
+            raise AssertionError(failed.read_text(encoding="utf-8"))
+        if not (shared / "built").exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()
+            try:
+                built_copy(root, *targets)
+            except BaseException as error:
+                failed.write_text(f"the shared {name} build failed: {error}", encoding="utf-8")
+                raise
+            (shared / "built").touch()
+    return root
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files whose first test waits for the shared demo build run after the others, but
+    for the first such file.
+
+    Why: with pytest-xdist (``--dist loadfile --no-loadscope-reorder``, as ``make test`` runs
+    it) that first file starts the build on one worker while the other worker runs the files
+    that can start without it, instead of waiting on the build's lock. Order within a file is
+    kept.
+    """
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    waiting = [f for f, group in files.items() if _needs_demo(group[0])]
+    order = waiting[:1] + [f for f in files if f not in waiting] + waiting[1:]
+    items[:] = [item for f in order for item in files[f]]
+
+
+def _needs_demo(item: pytest.Item) -> bool:
+    """Whether a collected test uses the shared demo build (directly or through a fixture)."""
+    return "demo_build" in getattr(item, "fixturenames", ())

@@ -145,11 +145,10 @@ def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
 
 
 def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) -> None:
-    root = project
-    if not (root / ".git").exists():
-        run(["git", "init", "-q"], root)
-        run(["git", "add", "-A"], root)
-        run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], root)
+    root = copy_of_build(project, tmp_path / "repro")  # git and dvc commit write into it
+    run(["git", "init", "-q"], root)
+    run(["git", "add", "-A"], root)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], root)
     run(["dvc", "commit", "--force", "--quiet"], root)
     proc = run(["dvc", "repro"], root)
     assert "Running stage" not in proc.stdout, proc.stdout

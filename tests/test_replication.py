@@ -62,9 +62,12 @@ def clone_a(demo_build: Path, tmp_path_factory) -> Path:
     return root
 
 
-def test_two_clean_runs_are_byte_identical(clone_a: Path, tmp_path: Path) -> None:
+def test_two_clean_runs_are_byte_identical(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     clone_b = fresh_clone(tmp_path / "b")
     snakemake(clone_b, "--cores", "2", "results/tables/", "all")
+    # asked for after B's build: B needs no shared build, so under pytest-xdist it runs while
+    # another worker builds the session's demo (tests/conftest.py orders the files for that)
+    clone_a: Path = request.getfixturevalue("clone_a")
     a, b = digests(clone_a), digests(clone_b)
     assert set(a) == set(b)
     differing = sorted(k for k in a if a[k] != b[k])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import run, snakemake
+from pipeline_helpers import copy_of_build, run, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -33,8 +33,9 @@ FIGURES = {"Tri-HE": ["trihe_bars"], "PhD": ["phd_heatmap"], "NOPE": ["nope_ques
 
 
 @pytest.fixture(scope="module")
-def project(demo_build: Path) -> Path:
-    return demo_build
+def project(demo_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the session's demo build: the report and `git init` write into it."""
+    return copy_of_build(demo_build, tmp_path_factory.mktemp("report") / "halluscope")
 
 
 def report_json(html: str, name: str) -> dict:
@@ -92,10 +93,9 @@ def test_snakemake_report_has_every_figure_and_twin_by_category(project: Path) -
 
 def test_dvc_plots_show_renders_ksweep_and_instructions(project: Path) -> None:
     root = project
-    if not (root / ".git").exists():
-        run(["git", "init", "-q"], root)
-        run(["git", "add", "-A"], root)
-        run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], root)
+    run(["git", "init", "-q"], root)
+    run(["git", "add", "-A"], root)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], root)
     proc = run(["dvc", "plots", "show", "--json"], root)
     shown = json.loads(proc.stdout)
     assert not shown.get("errors"), shown.get("errors")

@@ -9,6 +9,7 @@ never deletes what Snakemake keeps incrementally. ``scripts/write_dvc_yaml.py`` 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -346,25 +347,8 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
     included: the CLI and stages import lazily), resolved to files under ``src/``. Static: read
     from the AST, nothing is imported. ``strings``: also count modules named by a string constant
     (``"halluscope.models.hf"``, imported through importlib by the backend registry)."""
-    import ast
-
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = path.relative_to(root / SRC).with_suffix("").parts[:-1]
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative import
-                parent = package[: len(package) - node.level + 1]
-                base = ".".join([*parent, base] if base else parent)
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
-            # modules named by string, imported with importlib (the lazy backend registry)
-            if re.fullmatch(rf"{PACKAGE}(\.\w+)+", node.value):
-                names.add(node.value)
+    names = _imported_names(path.read_text(encoding="utf-8"), str(path), package, strings)
     found: set[Path] = set()
     for name in names:
         if name != PACKAGE and not name.startswith(PACKAGE + "."):
@@ -381,6 +365,37 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
             if init.is_file():
                 found.add(init)
     return found
+
+
+@functools.cache
+def _imported_names(
+    text: str, filename: str, package: tuple[str, ...], strings: bool
+) -> frozenset[str]:
+    """The dotted module names a module's source imports (see :func:`module_imports`).
+
+    Why cached by source text: every stage's code set walks the shared modules again (14 stages
+    per Snakefile parse), and parsing them dominated each ``snakemake`` start; an edited file has
+    other text, so it is parsed anew.
+    """
+    import ast
+
+    tree = ast.parse(text, filename=filename)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # modules named by string, imported with importlib (the lazy backend registry)
+            if re.fullmatch(rf"{PACKAGE}(\.\w+)+", node.value):
+                names.add(node.value)
+    return frozenset(names)
 
 
 def import_closure(entries: list[Path], root: Path) -> set[Path]:
