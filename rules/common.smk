@@ -221,9 +221,17 @@ def record_built_outputs():
 
 def dvc_stage_files():
     """What the target of every DVC stage builds (halluscope.registry.STAGES); `all` builds it
-    too, so `dvc repro` right after `snakemake` finds every stage up to date, and the reverse."""
-    from halluscope.registry import STAGES
+    too, so `dvc repro` right after `snakemake` finds every stage up to date, and the reverse.
 
+    Only for the profile DVC runs (params.yaml's `profile`, whose folders dvc.yaml names): a
+    run of another profile (a --configfile overlay) is not DVC's, and the stages' targets would
+    add work its own targets never need (the caption pipeline of a profile without CAOS)."""
+    from pathlib import Path
+
+    from halluscope.registry import STAGES, dvc_profile
+
+    if RUN != dvc_profile(Path(workflow.basedir)):
+        return []
     files = []
     for stage in STAGES:
         for name in stage.target.split():

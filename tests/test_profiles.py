@@ -57,3 +57,15 @@ def test_pope_captions_profile_dag_resolves(fresh: Path) -> None:
     )
     text = proc.stdout + proc.stderr
     assert "results/responses/pope-captions/minigpt-4/i02.jsonl" in text
+
+
+def test_overlay_profile_run_builds_only_its_own_targets(fresh: Path) -> None:
+    """`all` adds the DVC stages' targets only for params.yaml's profile (DVC's): a PhD-only
+    overlay plans no caption pipeline (no generate/extract/oracle/embed job), the demo does."""
+    from pipeline_helpers import planned_jobs
+
+    phd = planned_jobs(fresh, "--configfile=config/profiles/phd-ccs.yaml", "--", "all")
+    assert {"phd_answers", "phd_score", "tables", "metrics"} <= set(phd), phd
+    assert not {"generate", "extract", "oracle", "embed", "extract_report"} & set(phd), phd
+    demo = planned_jobs(fresh, "all")
+    assert {"generate", "extract", "extract_report", "oracle_accuracy"} <= set(demo), demo
