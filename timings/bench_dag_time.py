@@ -8,6 +8,8 @@ on ``PYTHONPATH``. The runs alternate (base, head, base, head, ...) so that a ch
 machine's load falls on both; each prints the wall time and the CPU time of the jobs (user +
 system of every child process), which a shared machine disturbs far less than the wall time.
 Only Snakemake's part is timed: installing and `dvc commit` are outside the DAG.
+With ``--per-stage`` every ``halluscope`` call goes through ``/usr/bin/time`` and the CPU seconds
+are summed per stage name, which says where a difference between the revisions comes from.
 """
 
 from __future__ import annotations
@@ -39,13 +41,41 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def demo(root: Path) -> tuple[float, float, int]:
+def timing_shim(root: Path, log: Path) -> Path:
+    """A folder whose ``halluscope`` runs the real one under ``/usr/bin/time`` (into ``log``)."""
+    shim = root / ".timing-shim"
+    shim.mkdir()
+    real = Path(sys.executable).parent / "halluscope"
+    script = shim / "halluscope"
+    script.write_text(
+        f'#!/bin/sh\nexec /usr/bin/time -a -o "{log}" -f "%U %S $1 $2" "{real}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return shim
+
+
+def per_stage(log: Path) -> dict[str, float]:
+    """CPU seconds per ``halluscope`` subcommand (``stage NAME``) from the shim's log."""
+    totals: dict[str, float] = {}
+    for line in log.read_text().splitlines():
+        fields = line.split()
+        if len(fields) < 3 or not fields[0].replace(".", "").isdigit():
+            continue  # a "Command exited with non-zero status" line
+        name = " ".join(fields[2:])
+        totals[name] = totals.get(name, 0.0) + float(fields[0]) + float(fields[1])
+    return totals
+
+
+def demo(root: Path, stage_log: Path | None = None) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and number of jobs of one demo build from scratch in ``root``."""
     bindir = Path(sys.executable).parent
+    path = f"{bindir}{os.pathsep}{os.environ['PATH']}"
+    if stage_log is not None:
+        path = f"{timing_shim(root, stage_log)}{os.pathsep}{path}"
     env = {
         **os.environ,
         "PYTHONPATH": str(root / "src"),
-        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        "PATH": path,
         "HF_HUB_OFFLINE": "1",
     }
     cpu, start = children_cpu(), time.perf_counter()
@@ -68,18 +98,31 @@ def main() -> None:
     parser.add_argument("--base", default="8be61bb", help="the baseline revision")
     parser.add_argument("--head", default="HEAD", help="the revision compared with it")
     parser.add_argument("--repeats", type=int, default=1, help="demo builds per revision")
+    parser.add_argument(
+        "--per-stage", action="store_true", help="also sum the CPU seconds per halluscope stage"
+    )
     args = parser.parse_args()
+    stages: dict[str, dict[str, float]] = {}
     times: dict[str, list[tuple[float, float]]] = {args.base: [], args.head: []}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeats):
             for rev in (args.base, args.head):
                 root = export(rev, Path(tmp) / f"{rev}-{i}")
-                wall, cpu, outputs = demo(root)
+                log = Path(tmp) / f"{rev}-{i}.time" if args.per_stage else None
+                wall, cpu, outputs = demo(root, log)
+                if log is not None:
+                    stages[rev] = per_stage(log)
                 times[rev].append((wall, cpu))
                 print(f"{rev}: wall {wall:.1f} s, jobs' CPU {cpu:.1f} s ({outputs} outputs)")
     best = {rev: (min(w for w, _ in runs), min(c for _, c in runs)) for rev, runs in times.items()}
     for rev, (wall, cpu) in best.items():
         print(f"{rev}: best wall {wall:.1f} s, best CPU {cpu:.1f} s")
+    if stages:
+        names = sorted(set(stages[args.base]) | set(stages[args.head]))
+        print(f"{'stage':32} {args.base:>10} {args.head:>10}")
+        for name in names:
+            base_cpu, head_cpu = stages[args.base].get(name, 0.0), stages[args.head].get(name, 0.0)
+            print(f"{name:32} {base_cpu:10.1f} {head_cpu:10.1f}")
     (bw, bc), (hw, hc) = best[args.base], best[args.head]
     print(f"head/base: wall {hw / bw:.3f}, CPU {hc / bc:.3f} (target: within 1.10)")
 
