@@ -6,6 +6,7 @@ Its own module so that a benchmark's ``sources.py`` (merged into
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 __all__ = ["Source", "github_raw_url", "github_source"]
@@ -54,3 +55,13 @@ def github_source(
         origin=f"{origin}:{upstream}",
         license=license,
     )
+
+
+def github_sources_of(licenses: Mapping[str, str | None]) -> Callable[..., Source]:
+    """:func:`github_source` with the licence looked up by origin: a sources module lists each
+    upstream's licence once (``{origin: licence}``), not once per file."""
+
+    def source(rel: str, origin: str, upstream: str, size: int, md5: str, sha256: str) -> Source:
+        return github_source(rel, origin, upstream, size, md5, sha256, licenses[origin])
+
+    return source

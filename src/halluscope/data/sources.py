@@ -1,5 +1,9 @@
 """Registry of every raw input file: where it comes from and what its bytes must hash to.
 
+The files the core reads (CHAIR's synonyms and reference outputs, HALC's reference CHAIR and POPE
+outputs, the MSCOCO ground truth) are listed here; each benchmark folder lists its own files in
+its ``sources.py``, merged into :data:`SOURCES`.
+
 Each entry is keyed by its path relative to the data mirror (``../shared/data`` by default) and
 to the download cache; both use the same layout. GitHub files are fetched from
 ``raw.githubusercontent.com`` at a pinned commit, so the URL can never serve other bytes than
@@ -11,7 +15,7 @@ checksums in a lock file the first time it is seen and verifies every later use 
 
 from __future__ import annotations
 
-from halluscope.data.source import Source, github_raw_url, github_source
+from halluscope.data.source import Source, github_raw_url, github_sources_of
 
 __all__ = ["COCO_ANNOTATIONS_ZIP", "SOURCES", "Source", "github_raw_url"]
 
@@ -20,29 +24,15 @@ __all__ = ["COCO_ANNOTATIONS_ZIP", "SOURCES", "Source", "github_raw_url"]
 _CHAIR = "LisaAnne/Hallucination@6e4d33c4bedf6dfcd24c61bf527f40714717be47"
 _HALC_CHAIR = "BillChan226/HALC@9418e5b830dd239af9104564d93204e37cb0806d"
 _HALC_POPE = "BillChan226/HALC@89763bf298ae9cee355530cc831204d065a840c5"
-_PHD_README = "jiazhen-code/PhD@4cc31db049a70abff2912d5c083ebcc5c384b011"
-_PHD = "jiazhen-code/PhD@fffcebb069f6d0058ac43d3e75497906efefae8f"
-_POPE = "RUCAIBox/POPE@3df3ba1b110ecce25696989577fad583b67d4239"
-_POPE_COOCCUR = "RUCAIBox/POPE@53693d84c9235ce801291b813d309de807378a72"
-_POPE_GTOBJ = "RUCAIBox/POPE@552c2811f7b35be991744c5e097c6330e526e076"
-_TRIHE = "wujunjie1998/Tri-HE@c84079061f382f8da07f5d51382a93669dbe6b87"
 
 #: Licence of each upstream as stated by the shared data README (``None``: no licence file).
 _LICENSES: dict[str, str | None] = {
     _CHAIR: "BSD-2-Clause",
     _HALC_CHAIR: "MIT",
     _HALC_POPE: "MIT",
-    _PHD_README: None,
-    _PHD: None,
-    _POPE: "MIT",
-    _POPE_COOCCUR: "MIT",
-    _POPE_GTOBJ: "MIT",
-    _TRIHE: None,
 }
 
-
-def _gh(rel: str, origin: str, upstream: str, size: int, md5: str, sha256: str) -> Source:
-    return github_source(rel, origin, upstream, size, md5, sha256, _LICENSES[origin])
+_gh = github_sources_of(_LICENSES)
 
 
 _GITHUB: tuple[Source, ...] = (
@@ -133,150 +123,6 @@ _GITHUB: tuple[Source, ...] = (
         501919,
         "6b725277c30a30b2d9a701a7bd4796a1",
         "256b103993577946a2cf55daa0e9cc0f0be10d6c4ed27f54186f24cb01d5dbc5",
-    ),
-    _gh(
-        "phd/README.upstream.md",
-        _PHD_README,
-        "README.md",
-        12068,
-        "4dc1eb8cd2dc07feca1d18ad98649e1d",
-        "fa2360e6f2e135e84bf62bb08f6cc7ef08d55a72f9bb3ab8c91e70d214f1e70b",
-    ),
-    _gh(
-        "phd/data_ccs.json",
-        _PHD,
-        "data_ccs.json",
-        322488,
-        "f81ad401b391ad77ef78117966788da0",
-        "66e2fded6065bf74e084b3763fc855458d6b2fdea7b04df98b0f7ebf3cc53208",
-    ),
-    _gh(
-        "pope/captions/Instruction1_instructblip.json",
-        _POPE,
-        "caption_data/Instruction1_instructblip.json",
-        336036,
-        "19fb17334c33cf560dd76737936ccc86",
-        "f52e9eb65dd8c3a699575d7c425a86942a0c1cbb0847fc68dc4570534c9558e0",
-    ),
-    _gh(
-        "pope/captions/Instruction1_llava.json",
-        _POPE,
-        "caption_data/Instruction1_llava.json",
-        1539438,
-        "966b54fb0dd87def1b70a273a1c1ce99",
-        "ff5cc9646764018cc7a3824db2e6ccb04dcba5af1fc3957e8127d899b44d7f2d",
-    ),
-    _gh(
-        "pope/captions/Instruction1_minigpt-4.json",
-        _POPE,
-        "caption_data/Instruction1_minigpt-4.json",
-        1490472,
-        "03c6a455c25d19f1fce232b9d36ff75f",
-        "b5ffa85650b527ded146795f11045a32f5bd6e0b825c21bc3c6e29d7314e0ef2",
-    ),
-    _gh(
-        "pope/captions/Instruction1_mmgpt.json",
-        _POPE,
-        "caption_data/Instruction1_mmgpt.json",
-        760803,
-        "493d9a06ff34bd2ac5e2048fefa1287e",
-        "90135a7a8f0e24655f37fdf5d6ae7a9ccc485c23ec84cb679c09f3757a4b4e97",
-    ),
-    _gh(
-        "pope/captions/Instruction1_mplug.json",
-        _POPE,
-        "caption_data/Instruction1_mplug.json",
-        1738973,
-        "509025bdc754273a973a559eaa0958f2",
-        "c694636c3b2d20cf8ad1f0a07b6dcaefa9e388f9db092bbe05468090cba54aad",
-    ),
-    _gh(
-        "pope/captions/Instruction2_instructblip.json",
-        _POPE,
-        "caption_data/Instruction2_instructblip.json",
-        328088,
-        "7a0fd446bb07504153ee31d370d523fb",
-        "c7095269bf390a4299976cb97b84cebe92efdbc15a3f205127f33b801ef61cac",
-    ),
-    _gh(
-        "pope/captions/Instruction2_llava.json",
-        _POPE,
-        "caption_data/Instruction2_llava.json",
-        1140372,
-        "558c4849847597c686e98c00de41e5db",
-        "5f84bf9bfcf2a20b1e1ad0ec500419f3a0d4e551d2316f5b9d810e78ddc0fa0e",
-    ),
-    _gh(
-        "pope/captions/Instruction2_minigpt-4.json",
-        _POPE,
-        "caption_data/Instruction2_minigpt-4.json",
-        465666,
-        "07e57a49d684ce92defebdcf875f379d",
-        "a8ff411eb9c4bbfe28399d929a3fd919dbe1adddf7454262bc995ae47f9d1a75",
-    ),
-    _gh(
-        "pope/captions/Instruction2_mmgpt.json",
-        _POPE,
-        "caption_data/Instruction2_mmgpt.json",
-        664560,
-        "916e543f66bc67705edeabd926a94fd7",
-        "21a9d5d24b9f761387609c975e57ae6b58ff10f016c9aa347395fd3cb2a213e4",
-    ),
-    _gh(
-        "pope/captions/Instruction2_mplug.json",
-        _POPE,
-        "caption_data/Instruction2_mplug.json",
-        997737,
-        "43c0ea3574204bdd228f3768f0d37a5e",
-        "3027dda3da9f33db620b3096c7099ae6393ce9a5a288aa2fd8defb29ba18946f",
-    ),
-    _gh(
-        "pope/questions/coco_pope_adversarial.json",
-        _POPE,
-        "output/coco/coco_pope_adversarial.json",
-        370401,
-        "3b1a278f8d61acd21b27020d0af817cb",
-        "420b3407db1fa9f1187a805dca41cb7b97fd91504e6c2179706188c107fb8ef8",
-    ),
-    _gh(
-        "pope/questions/coco_pope_popular.json",
-        _POPE,
-        "output/coco/coco_pope_popular.json",
-        370190,
-        "64902313fb995e09fa478de9741910d7",
-        "72c1a8ad45d0c13514f5f22598261df41d3b533854d29682e924db50ed8aa753",
-    ),
-    _gh(
-        "pope/questions/coco_pope_random.json",
-        _POPE,
-        "output/coco/coco_pope_random.json",
-        368166,
-        "dc9b6c41ad832c48da758cfa85b37d2c",
-        "ac25245170b975a5bdf9080b23fd431dfe6be458bc038259c1f4f09a6bef7994",
-    ),
-    _gh(
-        "pope/stats/coco_co_occur.json",
-        _POPE_COOCCUR,
-        "output/coco/coco_co_occur.json",
-        20060,
-        "4370de290f4c99ebd44744d189ec9da5",
-        "bc486dd9a59aacc2712689b3218c7c5823cf198d695c9daa1a2cb37e2e67274d",
-    ),
-    _gh(
-        "pope/stats/coco_ground_truth_objects.json",
-        _POPE_GTOBJ,
-        "output/coco/coco_ground_truth_objects.json",
-        1144,
-        "10f6d5cd4ed0a7e2aff3c9d003c12808",
-        "1eb69b8ebaf767dd214ac7b4d868af4aff65770ed126ed37f91e89665f00a38e",
-    ),
-    _gh(
-        "trihe/tri-he.json",
-        _TRIHE,
-        "data/tri-he.json",
-        553050,
-        "a89207c21d82014130e92c23f1ee7f7d",
-        "9742e23933a1463ad487ab4e557b962b5d453500ef4ceee88a8ace9378b4a82b",
     ),
 )
 
