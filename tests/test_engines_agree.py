@@ -1,7 +1,9 @@
 """Snakemake and DVC agree on what is up to date, and no output is stale under a false label.
 
 * the demo built by `snakemake` (default target) reproduces the committed dvc.lock: `dvc repro`
-  runs nothing and `dvc commit` leaves dvc.lock as committed;
+  runs nothing and `dvc commit` leaves dvc.lock as committed. The lock was made by a clean
+  `make demo` in a fresh clone and records every output file's md5 (through its folder's), so
+  this is also the check that two clean runs write the same bytes;
 * after `dvc repro` has rerun stages for a params change, `snakemake -n` has nothing to do;
 * an experiment undone by hand (`dvc exp run -S caos.k=5`, params.yaml back to k=3, `snakemake`,
   `dvc checkout --force`, `snakemake`) ends with the k=3 files everywhere and nothing to do.
@@ -15,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from pipeline_helpers import ROOT, add_build, env, planned_jobs, run, snakemake
 from test_replication import GIT, digests, fresh_clone
 
@@ -35,9 +38,27 @@ def _stages_run(stdout: str) -> set[str]:
 
 
 def test_snakemake_build_reproduces_the_committed_lock(demo_build: Path, tmp_path: Path) -> None:
-    """The default target builds every DVC stage's outputs, with the bytes dvc.lock names."""
+    """The default target builds every DVC stage's outputs, with the bytes dvc.lock names.
+
+    Two clean runs are byte-identical: the session's build (from scratch, in a fresh copy) and
+    the clean run that made the committed lock. Every file the build wrote under results/ and
+    metrics/ lies in an output of the lock (so its md5 is compared), but the response cache and
+    Snakemake's directory markers, which are not results."""
     root = _clone_with_build(demo_build, tmp_path / "a")
     committed_lock = (ROOT / "dvc.lock").read_text(encoding="utf-8")
+    outs = {
+        out["path"]
+        for stage in yaml.safe_load(committed_lock)["stages"].values()
+        for out in stage.get("outs", [])
+    }
+    unchecked = [
+        name
+        for name in digests(root)
+        if not name.startswith("results/cache/")
+        and not name.endswith(".snakemake_timestamp")
+        and not any(name == out or name.startswith(f"{out}/") for out in outs)
+    ]
+    assert not unchecked, unchecked[:10]
     assert planned_jobs(root) == {}, "the default target has work left after `all`"
     run(["dvc", "commit", "--force", "--quiet"], root)  # what `make demo` ends with
     assert (root / "dvc.lock").read_text(encoding="utf-8") == committed_lock, run(
