@@ -32,7 +32,7 @@ SLURM_DIR = Path(os.environ.get("HALLUSCOPE_SLURM_DIR", "/tmp/halluscope-slurm")
 # The whole demo; HALLUSCOPE_SLURM_TARGETS (space-separated) runs a part of it instead.
 TARGETS = tuple(os.environ.get("HALLUSCOPE_SLURM_TARGETS", "results/tables/ all").split())
 # What differs between this test cluster and a site (README): no accounting database, so the
-# executor polls squeue (MinJobAge keeps finished jobs for an hour); no accounts; the test
+# executor polls squeue (MinJobAge keeps finished jobs for a day); no accounts; the test
 # cluster's own partition limits; short first status check; SLURM logs kept to be read here.
 TEST_CLUSTER_FLAGS = (
     "--slurm-partition-config",

@@ -347,8 +347,19 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
     included: the CLI and stages import lazily), resolved to files under ``src/``. Static: read
     from the AST, nothing is imported. ``strings``: also count modules named by a string constant
     (``"halluscope.models.hf"``, imported through importlib by the backend registry)."""
+    return set(_resolved_imports(path, root, path.read_text(encoding="utf-8"), strings))
+
+
+@functools.cache
+def _resolved_imports(path: Path, root: Path, text: str, strings: bool) -> frozenset[Path]:
+    """:func:`module_imports` of one file's ``text``.
+
+    Why cached by path and text: each of a Snakefile parse's 18 stage digests walks the shared
+    modules again (about 830 calls for 120 files), and building and probing the candidate paths
+    cost as much as parsing; an edited file has other text, so it is resolved anew.
+    """
     package = path.relative_to(root / SRC).with_suffix("").parts[:-1]
-    names = _imported_names(path.read_text(encoding="utf-8"), str(path), package, strings)
+    names = _imported_names(text, str(path), package, strings)
     found: set[Path] = set()
     for name in names:
         if name != PACKAGE and not name.startswith(PACKAGE + "."):
@@ -364,7 +375,7 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
             init = root / SRC / Path(*parts[:k]) / "__init__.py"
             if init.is_file():
                 found.add(init)
-    return found
+    return frozenset(found)
 
 
 @functools.cache
