@@ -63,6 +63,11 @@ def slurm(*cmd: str) -> str:
     return subprocess.run(cmd, env=cluster_env(), capture_output=True, text=True, check=True).stdout
 
 
+def load() -> str:
+    """The load average (1, 5, 15 min): the times printed here depend on it."""
+    return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def job_records() -> list[dict[str, str]]:
     """Every job the test cluster knows (finished ones too, for MinJobAge)."""
     out = slurm(
@@ -117,7 +122,10 @@ def cluster():
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory) -> Path:
     """The reference: the same demo, built locally (no executor) from a fresh copy."""
-    return built_copy(tmp_path_factory.mktemp("local") / "halluscope", *TARGETS)
+    started = time.monotonic()
+    root = built_copy(tmp_path_factory.mktemp("local") / "halluscope", *TARGETS)
+    print(f"local reference build: {time.monotonic() - started:.0f} s, {load()}")
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -172,11 +180,15 @@ def slurm_build(cluster, local_build, tmp_path_factory) -> dict:
         "killed": killed,
         "records": job_records(),
         "seconds": time.monotonic() - started,
+        "load": load(),
     }
 
 
 def test_demo_runs_through_slurm(slurm_build):
-    print(f"SLURM demo run: {slurm_build['seconds']:.0f} s, {len(slurm_build['records'])} jobs")
+    print(
+        f"SLURM demo run: {slurm_build['seconds']:.0f} s, {len(slurm_build['records'])} jobs,"
+        f" {slurm_build['load']}"
+    )
     assert slurm_build["returncode"] == 0, slurm_build["log"][-5000:]
 
 
