@@ -15,7 +15,7 @@
 # path (as on a real cluster's nodes). `start` refuses when /etc/slurm/slurm.conf is anything
 # else; `stop` removes the links.
 # No slurmdbd: profiles/slurm asks the executor to poll job states with squeue, which sees every
-# job for MinJobAge (1 hour here). Two partitions mirror the profile's: `cpu` (default) and
+# job for MinJobAge (1 day here, longer than any test run). Two partitions mirror the profile's: `cpu` (default) and
 # `gpu`, both on this node; the node declares one pretend GRES gpu (/dev/null), so a job that
 # asks for a GPU is scheduled into `gpu` and gets it, while nothing runs on a real GPU.
 set -euo pipefail
@@ -106,7 +106,7 @@ JobCompLoc=$DIR/log/jobcomp.txt
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
-MinJobAge=3600
+MinJobAge=86400
 ReturnToService=2
 SlurmdTimeout=60
 GresTypes=gpu

@@ -32,7 +32,7 @@ SLURM_DIR = Path(os.environ.get("HALLUSCOPE_SLURM_DIR", "/tmp/halluscope-slurm")
 # The whole demo; HALLUSCOPE_SLURM_TARGETS (space-separated) runs a part of it instead.
 TARGETS = tuple(os.environ.get("HALLUSCOPE_SLURM_TARGETS", "results/tables/ all").split())
 # What differs between this test cluster and a site (README): no accounting database, so the
-# executor polls squeue (MinJobAge keeps finished jobs for an hour); no accounts; the test
+# executor polls squeue (MinJobAge keeps finished jobs for a day); no accounts; the test
 # cluster's own partition limits; short first status check; SLURM logs kept to be read here.
 TEST_CLUSTER_FLAGS = (
     "--slurm-partition-config",
@@ -61,6 +61,11 @@ def cluster_env() -> dict[str, str]:
 
 def slurm(*cmd: str) -> str:
     return subprocess.run(cmd, env=cluster_env(), capture_output=True, text=True, check=True).stdout
+
+
+def load() -> str:
+    """The load average (1, 5, 15 min): the times printed here depend on it."""
+    return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def job_records() -> list[dict[str, str]]:
@@ -117,7 +122,10 @@ def cluster():
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory) -> Path:
     """The reference: the same demo, built locally (no executor) from a fresh copy."""
-    return built_copy(tmp_path_factory.mktemp("local") / "halluscope", *TARGETS)
+    started = time.monotonic()
+    root = built_copy(tmp_path_factory.mktemp("local") / "halluscope", *TARGETS)
+    print(f"local reference build: {time.monotonic() - started:.0f} s, {load()}")
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -172,11 +180,15 @@ def slurm_build(cluster, local_build, tmp_path_factory) -> dict:
         "killed": killed,
         "records": job_records(),
         "seconds": time.monotonic() - started,
+        "load": load(),
     }
 
 
 def test_demo_runs_through_slurm(slurm_build):
-    print(f"SLURM demo run: {slurm_build['seconds']:.0f} s, {len(slurm_build['records'])} jobs")
+    print(
+        f"SLURM demo run: {slurm_build['seconds']:.0f} s, {len(slurm_build['records'])} jobs,"
+        f" {slurm_build['load']}"
+    )
     assert slurm_build["returncode"] == 0, slurm_build["log"][-5000:]
 
 

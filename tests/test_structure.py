@@ -77,6 +77,37 @@ def test_stage_code_is_the_import_closure() -> None:
                 assert module_imports(path, ROOT) <= files, (stage.name, path)
 
 
+def test_stored_import_names_answer_only_for_the_same_source_text(tmp_path, monkeypatch) -> None:
+    """The import names kept between processes (registry.IMPORTS_CACHE) spare a new process the
+    parsing, and an edited module is parsed again (its text is the key)."""
+    from halluscope import registry
+
+    package = tmp_path / "src" / "halluscope"
+    package.mkdir(parents=True)
+    for name, text in (("__init__", ""), ("a", "import halluscope.b\n"), ("b", ""), ("c", "")):
+        (package / f"{name}.py").write_text(text, encoding="utf-8")
+
+    real = registry._imported_names
+
+    def new_process() -> None:
+        registry._stored.clear()
+        registry._resolved_imports.cache_clear()
+        real.cache_clear()
+
+    a, b, c, init = (package / f"{n}.py" for n in ("a", "b", "c", "__init__"))
+    assert registry.import_closure([a], tmp_path) == {a, b, init}
+    assert (tmp_path / registry.IMPORTS_CACHE).is_file()
+    new_process()
+    parsed = []
+    monkeypatch.setattr(registry, "_imported_names", lambda *a: parsed.append(a[1]) or real(*a))
+    assert registry.import_closure([a], tmp_path) == {a, b, init}
+    assert parsed == []  # every module's names came from the file
+    a.write_text("import halluscope.c\n", encoding="utf-8")
+    new_process()
+    assert registry.import_closure([a], tmp_path) == {a, c, init}
+    assert parsed == [str(a)]
+
+
 def test_every_module_is_under_600_lines() -> None:
     """Small modules with one job each: the longest module of the package stays under 600."""
     long = {

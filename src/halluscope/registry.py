@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -347,8 +349,19 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
     included: the CLI and stages import lazily), resolved to files under ``src/``. Static: read
     from the AST, nothing is imported. ``strings``: also count modules named by a string constant
     (``"halluscope.models.hf"``, imported through importlib by the backend registry)."""
+    return set(_resolved_imports(path, root, path.read_text(encoding="utf-8"), strings))
+
+
+@functools.cache
+def _resolved_imports(path: Path, root: Path, text: str, strings: bool) -> frozenset[Path]:
+    """:func:`module_imports` of one file's ``text``.
+
+    Why cached by path and text: each of a Snakefile parse's 18 stage digests walks the shared
+    modules again (about 830 calls for 120 files), and building and probing the candidate paths
+    cost as much as parsing; an edited file has other text, so it is resolved anew.
+    """
     package = path.relative_to(root / SRC).with_suffix("").parts[:-1]
-    names = _imported_names(path.read_text(encoding="utf-8"), str(path), package, strings)
+    names = _stored_names(root, text, str(path), package, strings)
     found: set[Path] = set()
     for name in names:
         if name != PACKAGE and not name.startswith(PACKAGE + "."):
@@ -364,7 +377,7 @@ def module_imports(path: Path, root: Path, strings: bool = True) -> set[Path]:
             init = root / SRC / Path(*parts[:k]) / "__init__.py"
             if init.is_file():
                 found.add(init)
-    return found
+    return frozenset(found)
 
 
 @functools.cache
@@ -398,6 +411,68 @@ def _imported_names(
     return frozenset(names)
 
 
+#: The import names of the modules parsed so far, kept between processes (per project), by
+#: source text: each ``snakemake`` start (a local run's one, two per job under an executor such
+#: as SLURM's) digests every stage's code, and parsing the ~120 modules was most of that.
+IMPORTS_CACHE = Path(".snakemake") / "halluscope-imports.json"
+# Entries kept at the most (an edited module adds one; the oldest go first, and one still in
+# use is parsed and added again).
+IMPORTS_CACHE_SIZE = 2000
+_stored: dict[Path, dict[str, list[str]]] = {}  # project root -> key -> names, as on disk
+_added: dict[Path, dict[str, list[str]]] = {}  # project root -> key -> names, to write
+
+
+def _stored_names(
+    root: Path, text: str, filename: str, package: tuple[str, ...], strings: bool
+) -> frozenset[str]:
+    """:func:`_imported_names`, through the project's :data:`IMPORTS_CACHE`; keyed by the source
+    text's SHA-256 (and the package and ``strings``, which change the answer), so an edited
+    module is parsed anew and a stale entry can never answer."""
+    if root not in _stored:
+        _stored[root] = _read_imports_cache(root / IMPORTS_CACHE)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    key = f"{digest}:{'.'.join(package)}:{int(strings)}"
+    names = _stored[root].get(key)
+    if names is None:
+        names = sorted(_imported_names(text, filename, package, strings))
+        _stored[root][key] = names
+        _added.setdefault(root, {})[key] = names
+    return frozenset(names)
+
+
+def _read_imports_cache(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: v
+        for k, v in data.items()
+        if isinstance(v, list) and all(isinstance(name, str) for name in v)
+    }
+
+
+def _write_imports_cache(root: Path) -> None:
+    """Add this process's new entries to the project's cache file (atomically: processes that
+    parse at the same time each write a whole file; an entry lost that way is parsed again)."""
+    added = _added.pop(root, None)
+    if not added:
+        return
+    path = root / IMPORTS_CACHE
+    entries = {**_read_imports_cache(path), **added}
+    if len(entries) > IMPORTS_CACHE_SIZE:  # oldest first (dicts keep insertion order)
+        entries = dict(list(entries.items())[-IMPORTS_CACHE_SIZE:])
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(entries, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only project: parse again next time
+        tmp.unlink(missing_ok=True)
+
+
 def import_closure(entries: list[Path], root: Path) -> set[Path]:
     """Every ``halluscope`` module reachable from ``entries`` by imports (the entries included)."""
     seen: set[Path] = set()
@@ -408,6 +483,7 @@ def import_closure(entries: list[Path], root: Path) -> set[Path]:
             continue
         seen.add(path)
         todo.extend(module_imports(path, root) - seen)
+    _write_imports_cache(root)
     return seen
 
 
