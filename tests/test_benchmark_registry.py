@@ -41,9 +41,9 @@ def test_the_demo_runs_exactly_the_benchmarks_with_a_dvc_stage() -> None:
     for benchmark in BENCHMARKS:
         if benchmark is caos:
             continue
-        assert benchmark.enabled(config) == bool(benchmark.dvc_params)
-        assert (f"\n  {benchmark.name}:\n" in document) == bool(benchmark.dvc_params)
-        if not benchmark.dvc_params:
+        assert benchmark.enabled(config) == benchmark.dvc_stage
+        assert (f"\n  {benchmark.name}:\n" in document) == benchmark.dvc_stage
+        if not benchmark.dvc_stage:
             assert benchmark.name not in config
     validate(config)
 

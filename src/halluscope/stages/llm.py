@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halluscope.settings import plain
+
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "config" / "params.schema.json"
 """The params schema (:data:`halluscope.config.SCHEMA_PATH`; named here so that a stage reading
 the defaults does not import the whole config check, and its code digest stays small)."""
@@ -90,13 +92,13 @@ class LLMSettings:
         ``$defs/generation`` and ``$defs/llm``; absent ones take the schema's defaults). A
         ``stop_rule`` of ``none`` stays out of ``params``, so blocks without one keep their
         cache keys."""
-        value = {**defaults(), **block}
-        params = {k: block[k] for k in GENERATION_KEYS if k in block}
+        value = {**defaults(), **plain(block)}
+        params = {k: value[k] for k in GENERATION_KEYS if k in block}
         if value["stop_rule"] != "none":
             params["stop_rule"] = value["stop_rule"]
         return cls(
             model_id=str(model_id),
-            spec=dict(spec),
+            spec=plain(spec),
             params=params,
             batch_size=int(value["batch_size"]),
             template_version=str(value["template_version"]),
