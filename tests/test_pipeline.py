@@ -8,6 +8,7 @@ after `dvc commit` reruns nothing; the report builds through its rule.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -158,12 +159,24 @@ def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) ->
 def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp_path) -> None:
     """Rule score runs every instruction of a model x embedder in one process; scoring one
     instruction alone gives the same bytes, and unpaired flags are refused by name."""
-    base = ["halluscope", "stage", "score", "--items", "results/data/demo/items.jsonl",
-            "--vectors", "results/embeddings/demo/minilm.npz", "--k", "3", "--k-max", "10",
-            "--frequent", '"coco"', "--model-id", "sim-verbose",
-            "--embedder-id", "minilm"]  # fmt: skip
+    from halluscope.benchmarks.caos.score import ScoreSettings
+
+    config = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    every = ScoreSettings.from_config(config, "minilm")
+    base = [
+        "halluscope",
+        "stage",
+        "score",
+        "--items",
+        "results/data/demo/items.jsonl",
+        "--vectors",
+        "results/embeddings/demo/minilm.npz",
+        "--model-id",
+        "sim-verbose",
+    ]
     for instruction in ("i02", "i09"):
-        run([*base, "--instruction-id", instruction,
+        one = dataclasses.replace(every, instructions=[instruction]).to_json()
+        run([*base, "--settings", one,
              "--objects", f"results/objects/demo/sim-verbose/{instruction}.jsonl",
              "--oracle", f"results/oracle/demo/sim-verbose/{instruction}.jsonl",
              "--out-captions", str(tmp_path / f"{instruction}.captions.csv"),
@@ -171,11 +184,12 @@ def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp
         for kind in ("captions", "objects"):
             built = project / f"results/scores/demo/minilm/sim-verbose/{instruction}.{kind}.csv"
             assert (tmp_path / f"{instruction}.{kind}.csv").read_bytes() == built.read_bytes()
-    unpaired = run([*base, "--instruction-id", "i02", "i09",
+    two = dataclasses.replace(every, instructions=["i02", "i09"]).to_json()
+    unpaired = run([*base, "--settings", two,
                     "--objects", "results/objects/demo/sim-verbose/i02.jsonl",
                     "--oracle", "results/oracle/demo/sim-verbose/i02.jsonl",
                     "--out-captions", str(tmp_path / "x.csv"),
                     "--out-objects", str(tmp_path / "y.csv")], project, check=False)  # fmt: skip
     assert unpaired.returncode != 0
-    assert "got --instruction-id 2, --objects 1," in unpaired.stderr, unpaired.stderr
+    assert "1 files each, expected one per instruction of --settings (2)" in unpaired.stderr
     assert not (tmp_path / "x.csv").exists()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +107,3 @@ class LLMSettings:
             grammar=str(value["grammar"]),
             reply_rule=str(value["reply_rule"]),
         )
-
-    @classmethod
-    def from_mapping(cls, value: Mapping[str, Any], what: str = "LLM settings") -> LLMSettings:
-        """From :meth:`as_dict` (the JSON value a rule passes); errors name ``what``."""
-        from halluscope.io import dataclass_from_mapping
-
-        return dataclass_from_mapping(cls, value, what)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON value a rule passes as one tracked ``params:`` value."""
-        return asdict(self)
