@@ -23,14 +23,42 @@ from typing import Any, Self
 Key = tuple[str, ...]
 
 
+def param(key: str, default: Any = dataclasses.MISSING) -> Any:
+    """A settings field that holds the params value of the dotted ``key`` (``figures.dpi``; a
+    number picks a list item: ``trihe.judges.0``), or ``default`` where the key is absent."""
+    return dataclasses.field(default=default, metadata={"key": key})
+
+
+def read(config: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING) -> Any:
+    """The params value of the dotted ``key`` as plain data (see :func:`param`)."""
+    node: Any = config
+    for part in key.split("."):
+        if isinstance(node, list):
+            node = node[int(part)]
+        elif part in node:
+            node = node[part]
+        elif default is dataclasses.MISSING:
+            raise KeyError(f"params: no key {key}")
+        else:
+            return default
+    return plain(node)
+
+
 class StageSettings:
     """Base of every stage's settings dataclass (``@dataclass(frozen=True)`` subclasses)."""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **wildcards: str) -> Self:
         """The settings of one job: ``config`` is the params (``params.yaml`` and overlays),
-        ``wildcards`` the job's wildcards its settings depend on (a model, an instruction)."""
-        raise NotImplementedError(f"{cls.__name__}.from_config")
+        ``wildcards`` the job's wildcards its settings depend on (a model, an instruction).
+
+        This one reads every field from the key it is declared with (:func:`param`); a class
+        whose values need more (a wildcard, a choice) defines its own."""
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        unkeyed = [f.name for f in fields if "key" not in f.metadata]
+        if wildcards or unkeyed:
+            raise TypeError(f"{cls.__name__}: fields {unkeyed} need a from_config of the class")
+        return cls(**{f.name: read(config, f.metadata["key"], f.default) for f in fields})
 
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> Iterable[dict[str, str]]:

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from halluscope.io import InputError, atomic_write_bytes, atomic_write_text
-from halluscope.settings import StageSettings
+from halluscope.settings import StageSettings, param
 
 
 @dataclass(frozen=True)
 class AssembleSettings(StageSettings):
     """What rule ``tables`` reads from params: the profile whose tables it assembles."""
 
-    run: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> AssembleSettings:
-        return cls(config["profile"])
+    run: str = param("profile")
 
 
 def metrics(args: argparse.Namespace) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param
 
 #: AMBER's files when the section does not name them (registered data files).
 FILES = {
@@ -59,9 +59,5 @@ class ScoreSettings(StageSettings):
 class TableSettings(StageSettings):
     """The models (rows) and the profile (labels)."""
 
-    models: list[str]
-    run: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> TableSettings:
-        return cls(plain(config["generate"]["models"]), config["profile"])
+    models: list[str] = param("generate.models")
+    run: str = param("profile")

@@ -12,7 +12,7 @@ from typing import Any
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.settings import setting_summary
 from halluscope.io import InputError, atomic_write_text
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param, plain
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
 #: The other K orders of the sensitivity table when ``caos.sensitivity`` is not set.
@@ -90,28 +90,14 @@ class SensitivitySettings(StageSettings):
     """What the sensitivity table reads from params: the K order and its alternatives
     (``caos.frequent``, ``caos.sensitivity``), k, the Table 1 instructions, models, embedders."""
 
-    frequent: str | list[str]
-    alternatives: list[str]
-    k: int
-    table1: list[str]
-    models: list[str]
-    embedders: list[str]
-    decimals: int
-    run: str = "demo"
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> SensitivitySettings:
-        caos, tables = config["caos"], config["tables"]
-        return cls(
-            plain(caos["frequent"]),
-            plain(caos.get("sensitivity", SENSITIVITY_DEFAULT)),
-            caos["k"],
-            plain(tables["table1_instructions"]),
-            plain(config["generate"]["models"]),
-            plain(config["embed"]["embedders"]),
-            tables["decimals"],
-            config["profile"],
-        )
+    frequent: str | list[str] = param("caos.frequent")
+    k: int = param("caos.k")
+    table1: list[str] = param("tables.table1_instructions")
+    models: list[str] = param("generate.models")
+    embedders: list[str] = param("embed.embedders")
+    decimals: int = param("tables.decimals")
+    alternatives: list[str] = param("caos.sensitivity", SENSITIVITY_DEFAULT)
+    run: str = param("profile", "demo")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param, plain
 
 
 @dataclass(frozen=True)
@@ -17,28 +17,14 @@ class RateSettings(StageSettings):
     the Table 1 instructions, caos.k / k_max / frequent, decimals and the profile (LaTeX
     labels)."""
 
-    models: list[str]
-    embedders: list[str]
-    table1: list[str]
-    k: int
-    k_max: int
-    frequent: str | list[str]
-    decimals: int
-    run: str = "demo"
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> RateSettings:
-        caos, generate = config["caos"], config["generate"]
-        return cls(
-            plain(generate["models"]),
-            plain(config["embed"]["embedders"]),
-            plain(config["tables"]["table1_instructions"]),
-            caos["k"],
-            caos["k_max"],
-            plain(caos["frequent"]),
-            config["tables"]["decimals"],
-            config["profile"],
-        )
+    models: list[str] = param("generate.models")
+    embedders: list[str] = param("embed.embedders")
+    table1: list[str] = param("tables.table1_instructions")
+    k: int = param("caos.k")
+    k_max: int = param("caos.k_max")
+    frequent: str | list[str] = param("caos.frequent")
+    decimals: int = param("tables.decimals")
+    run: str = param("profile", "demo")
 
 
 def extractor_with_weights(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,14 +27,12 @@ the number of objects per generated caption"): per-caption values averaged over 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param
 from halluscope.stages.csvio import as_float, read_csv, write_csv
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
@@ -158,11 +156,7 @@ class SummarizeSettings(StageSettings):
     """What the summary reads from params: the Table 1 instructions (``tables.table1_instructions``)
     pooled into the ``table1`` rows."""
 
-    table1: list[str]
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> SummarizeSettings:
-        return cls(plain(config["tables"]["table1_instructions"]))
+    table1: list[str] = param("tables.table1_instructions")
 
 
 def run(

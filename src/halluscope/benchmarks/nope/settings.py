@@ -3,43 +3,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param
 
 
 @dataclass(frozen=True)
 class ScoreSettings(StageSettings):
-    """Whether METEOR 1.5 scores the answers (``nope.meteor``; needs Java)."""
+    """Whether METEOR 1.5 scores the answers (needs Java)."""
 
-    meteor: bool
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ScoreSettings:
-        return cls(config["nope"]["meteor"])
+    meteor: bool = param("nope.meteor")
 
 
 @dataclass(frozen=True)
 class TableSettings(StageSettings):
     """The models (rows) and the decimals."""
 
-    models: list[str]
-    decimals: int
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> TableSettings:
-        return cls(plain(config["generate"]["models"]), config["tables"]["decimals"])
+    models: list[str] = param("generate.models")
+    decimals: int = param("tables.decimals")
 
 
 @dataclass(frozen=True)
 class FigureSettings(StageSettings):
     """The models and the PNG resolution."""
 
-    models: list[str]
-    dpi: int
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> FigureSettings:
-        return cls(plain(config["generate"]["models"]), config["figures"]["dpi"])
+    models: list[str] = param("generate.models")
+    dpi: int = param("figures.dpi")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings
+from halluscope.settings import StageSettings, param
 from halluscope.stages.data import load_items
 
 if TYPE_CHECKING:
@@ -45,11 +45,7 @@ class QuestionSettings(StageSettings):
 class ScoreSettings(StageSettings):
     """How a yes/no answer is read (``pope.parser``: original, opera or strict)."""
 
-    parser: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ScoreSettings:
-        return cls(config["pope"]["parser"])
+    parser: str = param("pope.parser")
 
 
 def questions(settings: QuestionSettings, items_path: Path, out: Path) -> None:

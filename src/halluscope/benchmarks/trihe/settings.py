@@ -3,44 +3,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param
 
 
 @dataclass(frozen=True)
 class TableSettings(StageSettings):
     """The models (rows), the judges, the decimals, the mitigation and the profile (labels)."""
 
-    models: list[str]
-    judges: list[str]
-    decimals: int
-    mitigation: str
-    run: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> TableSettings:
-        trihe = config["trihe"]
-        return cls(
-            plain(config["generate"]["models"]),
-            plain(trihe["judges"]),
-            config["tables"]["decimals"],
-            trihe["mitigation"],
-            config["profile"],
-        )
+    models: list[str] = param("generate.models")
+    judges: list[str] = param("trihe.judges")
+    decimals: int = param("tables.decimals")
+    mitigation: str = param("trihe.mitigation")
+    run: str = param("profile")
 
 
 @dataclass(frozen=True)
 class FigureSettings(StageSettings):
     """The models, the main judge (the first of ``trihe.judges``) and the PNG resolution."""
 
-    models: list[str]
-    judge: str
-    dpi: int
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> FigureSettings:
-        judge = config["trihe"]["judges"][0]
-        return cls(plain(config["generate"]["models"]), judge, config["figures"]["dpi"])
+    models: list[str] = param("generate.models")
+    judge: str = param("trihe.judges.0")
+    dpi: int = param("figures.dpi")

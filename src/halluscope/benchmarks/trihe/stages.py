@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, param, plain
 from halluscope.stages.answering import AnswerSettings
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
@@ -58,11 +58,7 @@ class QuestionSettings(StageSettings):
     """What the questions stage reads from params: ``trihe.questions``, the demo's YAML or
     Tri-HE's ``tri-he.json`` (a registered data file or a path)."""
 
-    questions: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> QuestionSettings:
-        return cls(str(config["trihe"]["questions"]))
+    questions: str = param("trihe.questions")
 
 
 @dataclass(frozen=True)
