@@ -78,7 +78,7 @@ def test_code_stage_digests_the_package_and_dvc_yaml_holds_only_the_demo() -> No
 
 
 @pytest.mark.parametrize(
-    "benchmark", [b for b in BENCHMARKS if b.dvc_params and (b.tables or b.figures)],
+    "benchmark", [b for b in BENCHMARKS if b.dvc_stage and (b.tables or b.figures)],
     ids=lambda b: b.name,
 )  # fmt: skip
 def test_the_code_that_writes_a_table_or_figure_is_in_that_stage_digest(benchmark) -> None:

@@ -84,13 +84,45 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
     assert "results/report/phd-ccs/phd_table.tex" in proc.stdout + proc.stderr
 
 
+def rules_reading(root: Path, key: str) -> set[str]:
+    """The rules whose settings read ``key`` (or the block holding it), on params.yaml."""
+    from halluscope.config import load
+    from halluscope.rule_settings import resolve, rules
+    from halluscope.settings import read_keys
+
+    config, parts = load(root / "params.yaml"), tuple(key.split("."))
+    return {
+        rule.name
+        for rule in rules(root)
+        if rule.settings
+        and any(
+            parts[: len(read)] == read for read in read_keys([resolve(rule.settings, root)], config)
+        )
+    }
+
+
 def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> None:
+    """The jobs whose settings read caos.k rerun, and those that read their outputs; nothing
+    upstream (the settings of generate, extract, oracle and embed do not read it)."""
     root = copy_of_build(project, tmp_path / "k")
+    reading = rules_reading(root, "caos.k")
+    assert {"score", "figure", "caos_tables", "caos_sensitivity"} <= reading
     edit_params(root, lambda p: p["caos"].update(k=5))
     jobs = planned_jobs(root, "results/tables/", "all")
-    assert jobs, "changing caos.k must rerun something"
     assert not {"data_items", "generate", "extract", "oracle", "embed"} & set(jobs), jobs
     assert jobs["score"] == 3 * 2  # one job per model x embedder scores all 14 instructions
+    assert reading - {"caos_sensitivity_p"} <= set(jobs)  # the view of published values only
+    assert set(jobs) - reading == {"summarize", "tables", "metrics", "all"}, jobs
+
+
+def test_changing_a_figure_setting_reruns_the_figures_only(project: Path, tmp_path: Path) -> None:
+    """figures.dpi is read by the figure rules' settings alone: nothing else is planned."""
+    root = copy_of_build(project, tmp_path / "dpi")
+    reading = rules_reading(root, "figures.dpi")
+    assert reading == {"figure", "trihe_figure", "phd_figure", "nope_figure"}
+    edit_params(root, lambda p: p["figures"].update(dpi=100))
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert set(jobs) - {"all"} == reading, jobs
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:

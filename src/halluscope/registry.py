@@ -77,7 +77,7 @@ def benchmark_modules(part: str) -> list[str]:
 def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
     """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
     its stage, command and simulated-answerer modules, for the Snakemake code digest. Those with
-    ``dvc_params`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
+    ``dvc_stage`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
