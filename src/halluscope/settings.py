@@ -17,6 +17,7 @@ import json
 import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -44,6 +45,14 @@ def read(config: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING
     return plain(node)
 
 
+def keyed_values(cls: type, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of the fields of ``cls`` declared with their key (:func:`param`)."""
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    return {
+        f.name: read(config, f.metadata["key"], f.default) for f in fields if "key" in f.metadata
+    }
+
+
 class StageSettings:
     """Base of every stage's settings dataclass (``@dataclass(frozen=True)`` subclasses)."""
 
@@ -58,7 +67,7 @@ class StageSettings:
         unkeyed = [f.name for f in fields if "key" not in f.metadata]
         if wildcards or unkeyed:
             raise TypeError(f"{cls.__name__}: fields {unkeyed} need a from_config of the class")
-        return cls(**{f.name: read(config, f.metadata["key"], f.default) for f in fields})
+        return cls(**keyed_values(cls, config))
 
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> Iterable[dict[str, str]]:
@@ -80,6 +89,24 @@ class StageSettings:
         except json.JSONDecodeError as err:
             raise InputError(f"{what}: not JSON ({err})") from None
         return from_plain(cls, value, what)
+
+
+@dataclass(frozen=True)
+class TableSettings(StageSettings):
+    """What a benchmark's table reads: the models (its rows), the decimals and the profile
+    (its labels); a benchmark's own table settings add their fields."""
+
+    models: list[str] = param("generate.models")
+    decimals: int = param("tables.decimals")
+    run: str = param("profile")
+
+
+@dataclass(frozen=True)
+class FigureSettings(StageSettings):
+    """What a benchmark's figure reads: the models and the PNG resolution."""
+
+    models: list[str] = param("generate.models")
+    dpi: int = param("figures.dpi")
 
 
 def to_plain(value: Any) -> Any:

@@ -1,8 +1,8 @@
 """Declarative argparse helpers shared by ``halluscope.cli`` and the stage command modules.
 
 Why one module: every stage subcommand is a list of ``(flag, kind)`` pairs of the same few kinds
-(a path, a string, JSON, an integer, input files), and every model-answering stage takes the
-same model, generation and cache flags. Not a command module itself: the leading underscore
+(its settings, a path, input files, JSON of paths), and every model-answering stage takes the
+same settings, items, cache and output flags. Not a command module itself: the leading underscore
 keeps it out of the discovery in :func:`halluscope.cli._add_command_modules`.
 """
 
@@ -17,14 +17,11 @@ from typing import Any
 from halluscope.io import InputError
 
 PATH_FLAG = {"type": Path, "required": True}
-TEXT_FLAG = {"required": True}
 JSON_FLAG = {"type": json.loads, "required": True}
-INT_FLAG = {"type": int, "required": True}
 FILES = {"type": Path, "nargs": "+"}
 PATHS = {"type": Path, "nargs": "+", "required": True}
 """One path or more per flag, paired by position with the command's other PATHS flags
 (:func:`paired`): one job runs a stage for every model (or instruction, figure), in one process."""
-DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
 SETTINGS = (
     "--settings",
     {

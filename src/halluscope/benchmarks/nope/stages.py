@@ -41,7 +41,7 @@ from halluscope.io import (
     write_json,
     write_jsonl,
 )
-from halluscope.settings import StageSettings
+from halluscope.settings import StageSettings, keyed_values, param
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
 
@@ -91,29 +91,19 @@ class GeneratorSettings(StageSettings):
     (``shards``)."""
 
     llm: LLMSettings
-    relevances: list[str]
-    n_objects: int
-    prompt: str
-    min_similarity: float
-    min_questions: int
-    seed: int
-    synonyms: bool
-    shards: int = 1
+    relevances: list[str] = param("nope.relevances")
+    n_objects: int = param("nope.n_objects")
+    prompt: str = param("nope.prompt")
+    min_similarity: float = param("nope.min_similarity")
+    min_questions: int = param("nope.min_questions")
+    seed: int = param("nope.seed")
+    synonyms: bool = param("nope.synonyms")
+    shards: int = param("nope.shards", 1)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> GeneratorSettings:
-        nope = config["nope"]
-        return cls(
-            llm=LLMSettings.from_block(config, nope["llm"], "nope.llm"),
-            relevances=list(nope["relevances"]),
-            n_objects=int(nope["n_objects"]),
-            prompt=str(nope["prompt"]),
-            min_similarity=float(nope["min_similarity"]),
-            min_questions=int(nope["min_questions"]),
-            seed=int(nope["seed"]),
-            synonyms=bool(nope["synonyms"]),
-            shards=int(nope["shards"]),
-        )
+        llm = LLMSettings.from_block(config, config["nope"]["llm"], "nope.llm")
+        return cls(llm, **keyed_values(cls, config))
 
 
 def check_config(config: Mapping[str, Any]) -> None:

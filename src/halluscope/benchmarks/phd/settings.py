@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from halluscope import settings
 from halluscope.settings import StageSettings, param
 
 
@@ -17,19 +18,14 @@ class PromptSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class TableSettings(StageSettings):
-    """The models (rows), the modes, the decimals and the profile (labels)."""
+class TableSettings(settings.TableSettings):
+    """The table's models, decimals and profile, and the modes."""
 
-    models: list[str] = param("generate.models")
     modes: list[str] = param("phd.modes")
-    decimals: int = param("tables.decimals")
-    run: str = param("profile")
 
 
 @dataclass(frozen=True)
-class FigureSettings(StageSettings):
-    """The models (panels), the modes and the PNG resolution."""
+class FigureSettings(settings.FigureSettings):
+    """The models (panels), the PNG resolution and the modes."""
 
-    models: list[str] = param("generate.models")
     modes: list[str] = param("phd.modes")
-    dpi: int = param("figures.dpi")

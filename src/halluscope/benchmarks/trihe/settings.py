@@ -5,24 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from halluscope.settings import StageSettings, param
+from halluscope import settings
+from halluscope.settings import param
 
 
 @dataclass(frozen=True)
-class TableSettings(StageSettings):
-    """The models (rows), the judges, the decimals, the mitigation and the profile (labels)."""
+class TableSettings(settings.TableSettings):
+    """The table's models, decimals and profile, the judges and the mitigation."""
 
-    models: list[str] = param("generate.models")
     judges: list[str] = param("trihe.judges")
-    decimals: int = param("tables.decimals")
     mitigation: str = param("trihe.mitigation")
-    run: str = param("profile")
 
 
 @dataclass(frozen=True)
-class FigureSettings(StageSettings):
-    """The models, the main judge (the first of ``trihe.judges``) and the PNG resolution."""
+class FigureSettings(settings.FigureSettings):
+    """The models, the PNG resolution and the main judge (the first of ``trihe.judges``)."""
 
-    models: list[str] = param("generate.models")
     judge: str = param("trihe.judges.0")
-    dpi: int = param("figures.dpi")
