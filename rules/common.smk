@@ -49,12 +49,6 @@ def project_file(value):
     return [] if value in SOURCES else [value]
 
 
-def question_source(section):
-    """The --questions argument: the tracked input file, or the registered data file's key."""
-    value = config[section]["questions"]
-    return lambda wildcards, input: input.questions if project_file(value) else value
-
-
 def response_files(dataset=RUN):
     return expand(
         "results/responses/{dataset}/{model}/{instruction}.jsonl",
