@@ -67,10 +67,11 @@ def one_per_batch() -> dict:
     """params.yaml with one request per cache batch in every LLM block (a kill loses at most
     the request in flight)."""
     one = {"batch_size": 1}
+    fallback = PARAMS["nope"]["fallback_objects"]  # the file, wherever the test runs
     return overlay(
         json.loads(json.dumps(PARAMS)),
         {"generate": one, "oracle": one, "trihe": {"extractor": {"llm": one}}},
-        {"nope": {"llm": one, "shards": 1}},
+        {"nope": {"llm": one, "shards": 1, "fallback_objects": str(ROOT / fallback)}},
     )
 
 
@@ -513,8 +514,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     def nope(cache: Path, out: Path) -> list[str]:
         return cli(
             "stage-nope-generate", "--items", str(root / "items.jsonl"), "--settings",
-            generator, "--fallback", str(ROOT / PARAMS["nope"]["fallback_objects"]),
-            "--cache", str(cache), "--shard", "0", "--out", str(out / "shard0.json"),
+            generator, "--cache", str(cache), "--shard", "0", "--out", str(out / "shard0.json"),
         )  # fmt: skip
 
     def nope_requests(outputs: dict[str, bytes]) -> int:

@@ -13,7 +13,6 @@ import argparse
 import contextlib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.nope import check
@@ -39,7 +38,6 @@ def add_parser(subparsers: Any) -> None:
         _generate,
         SETTINGS,
         ("--items", PATH_FLAG),
-        ("--fallback", {"type": Path, "default": None}),
         ("--cache", PATH_FLAG),
         ("--shard", {"type": int, "required": True}),
         ("--out", PATH_FLAG),
@@ -107,9 +105,7 @@ def _generate(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope import stages
 
     settings = stages.GeneratorSettings.from_json(args.settings)
-    stats = stages.generate_shard(
-        args.items, settings, args.fallback, args.cache, args.shard, args.out
-    )
+    stats = stages.generate_shard(args.items, settings, args.cache, args.shard, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 

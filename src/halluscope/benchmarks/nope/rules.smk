@@ -25,7 +25,6 @@ rule nope_generate:
         shard=r"\d+",
     params:
         settings=settings_arg(NopeGeneratorSettings),
-        fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
         code=code_version("nope"),
     resources:
         **model_resources(config, "nope_generate"),
@@ -36,7 +35,7 @@ rule nope_generate:
         "logs/nope/{dataset}/generate.shard{shard}.log",
     shell:
         "halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
-        "{params.fallback} --cache results/cache/responses --shard {wildcards.shard} "
+        "--cache results/cache/responses --shard {wildcards.shard} "
         "--out {output} > {log} 2>&1"
 
 

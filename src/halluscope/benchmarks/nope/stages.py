@@ -99,6 +99,8 @@ class GeneratorSettings(StageSettings):
     seed: int = param("nope.seed")
     synonyms: bool = param("nope.synonyms")
     shards: int = param("nope.shards", 1)
+    #: the hand-written candidates file (a declared input of the generate rule), or None
+    fallback: str | None = param("nope.fallback_objects", None)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> GeneratorSettings:
@@ -207,7 +209,6 @@ def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, A
 def generate_shard(
     items_path: Path,
     settings: GeneratorSettings,
-    fallback_path: Path | None,
     cache_dir: Path,
     shard: int,
     out: Path,
@@ -246,7 +247,7 @@ def generate_shard(
         min_similarity=settings.min_similarity,
         batch_size=llm.batch_size,
         prompt=settings.prompt,
-        fallback_objects=load_fallback(fallback_path),
+        fallback_objects=load_fallback(Path(settings.fallback) if settings.fallback else None),
         min_questions=settings.min_questions,
     )
     report = {
