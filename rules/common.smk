@@ -24,19 +24,21 @@ wildcard_constraints:
     setting=r"random|popular|adversarial",
 
 
-def generation_params(section="generate"):
-    """The generation parameters of a params section as one tracked JSON argument."""
-    keys = ("seed", "max_new_tokens", "temperature", "batch_size")
-    return json_arg({k: config[section][k] for k in keys if k in config[section]})
+def settings_arg(settings, *wildcards):
+    """A rule's one ``params:`` value: the JSON of ``settings.from_config(config, ...)`` (a
+    halluscope.settings.StageSettings class) with the job's ``wildcards`` of those names; the
+    shell passes it as ``--settings {params.settings:q}``. Snakemake reruns a job when it
+    changes, that is when a key its settings read changes. Built per job, when the job is in
+    the DAG: a disabled benchmark's settings are never read."""
+    return lambda wc: settings.from_config(config, **{w: wc[w] for w in wildcards}).to_json()
 
 
 def json_arg(value):
-    """Quote a params value as one JSON shell argument (params stay tracked by Snakemake); a
-    settings object (halluscope.stages.llm.LLMSettings) is written as its as_dict()."""
+    """Quote a value (a map of input paths) as one JSON shell argument."""
     import json
     import shlex
 
-    return shlex.quote(json.dumps(value, sort_keys=True, default=lambda o: o.as_dict()))
+    return shlex.quote(json.dumps(value, sort_keys=True))
 
 
 def project_file(value):
@@ -45,12 +47,6 @@ def project_file(value):
     from halluscope.data.sources import SOURCES
 
     return [] if value in SOURCES else [value]
-
-
-def question_source(section):
-    """The --questions argument: the tracked input file, or the registered data file's key."""
-    value = config[section]["questions"]
-    return lambda wildcards, input: input.questions if project_file(value) else value
 
 
 def response_files(dataset=RUN):

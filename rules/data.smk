@@ -1,3 +1,6 @@
+from halluscope.stages.data import DataSettings
+
+
 rule data_items:
     """Export the dataset's images and per-image ground truth (items.jsonl)."""
     input:
@@ -6,20 +9,15 @@ rule data_items:
         item_file="results/data/{dataset}/items.jsonl",
         images=directory("results/data/{dataset}/images"),
     params:
-        dataset=DATASET,
-        options=json_arg(
-            {k: config["data"][k] for k in ("image_list", "gt_variant", "images", "limit") if k in config["data"]}
-        ),
+        settings=settings_arg(DataSettings),
         code=code_version("data"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/data/{dataset}.log",
     shell:
-        "halluscope stage data --dataset {params.dataset} "
-        "--annotations {input.annotations} --items {output.item_file} --images {output.images} "
-        "--options {params.options} "
-        "> {log} 2>&1"
+        "halluscope stage data --settings {params.settings:q} "
+        "--items {output.item_file} --images {output.images} > {log} 2>&1"
 
 
 rule data_all:

@@ -14,7 +14,7 @@ rule paper:
         pdf="results/paper/report.pdf",
         sections="results/paper/sections.tex",
     params:
-        sections=json_arg([s.path for s in paper_sections()]),
+        sections=lambda wc, input: json_arg(list(input.sections)),
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"

@@ -1,3 +1,6 @@
+from halluscope.stages.report import AssembleSettings
+
+
 # Exactly one rule owns results/tables (Snakemake resolves `results/tables/` to it); it assembles
 # the per-benchmark tables written elsewhere.
 rule tables:
@@ -7,14 +10,14 @@ rule tables:
     output:
         directory("results/tables"),
     params:
-        run=RUN,
+        settings=settings_arg(AssembleSettings),
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/tables/assemble.log",
     shell:
-        "halluscope stage assemble --out-dir {output} --run {params.run} "
+        "halluscope stage assemble --settings {params.settings:q} --out-dir {output} "
         "--report-root results/report {input} > {log} 2>&1"
 
 

@@ -233,7 +233,9 @@ def trihe_demo_triplets(
     answers, triplets = [], []
     for model in models:
         answers.append(tmp / model / "answers.jsonl")
-        trihe.answers(items, questions, sim_answers(model, tmp / "cache"), "none", answers[-1])
+        answering = sim_answers(model, tmp / "cache")
+        settings = trihe.TriheAnswerSettings(answering.llm, answering.cache_dir, "none")
+        trihe.answers(items, questions, settings, answers[-1])
         triplets.append(tmp / model / "triplets.jsonl")
         trihe.triplets(answers[-1], trihe.TripletSettings("rule"), tmp / "cache", triplets[-1])
     return params, items, answers, triplets

@@ -37,10 +37,30 @@ from halluscope.models import Request, ResponseCache, make_backend, user_message
 from halluscope.models.hf import load_image
 from halluscope.models.openai_backend import OpenAIBackendError
 from halluscope.objects.parser import ObjectParser
-from halluscope.stages.data import load_items
+from halluscope.stages.data import DataSettings, load_items
+from halluscope.stages.embed import EmbedSettings
 from halluscope.stages.extract import build_extractor
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def extract_settings(synonyms: object = "builtin") -> str:
+    """The ``--settings`` of an extract job of the rule+lexicon method."""
+    from halluscope.stages.extract import ExtractSettings
+
+    return ExtractSettings("rule+lexicon", str(synonyms), "pattern", "builtin").to_json()
+
+
+def generate_settings(spec: dict, generation: dict | None = None, cache_mode: str = "live") -> str:
+    """The ``--settings`` of a generate job of model ``m``, instruction i01."""
+    from halluscope.stages.generate import GenerateSettings
+    from halluscope.stages.llm import LLMSettings
+
+    block = {**(generation or {}), "template_version": "v1", "cache_mode": cache_mode}
+    llm = LLMSettings.from_generation("m", spec, block)
+    return GenerateSettings(llm, "i01", "Describe.").to_json()
+
+
 PARAMS = ROOT / "params.yaml"
 SENTENCE = "A dog sits next to a red chair. "  # 32 characters
 
@@ -176,10 +196,8 @@ def test_missing_image_in_an_api_request_names_the_item(tmp_path: Path) -> None:
     )
     spec = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
     proc = run_cli(
-        "stage", "generate", "--items", items, "--model-id", "m",
-        "--model", json.dumps({**spec, "api_key_env": "none"}),
-        "--instruction-id", "i01", "--instruction", '"Describe the image."',
-        "--generation", '{"seed": 0}', "--template-version", "v1", "--cache-mode", "live",
+        "stage", "generate", "--items", items,
+        "--settings", generate_settings({**spec, "api_key_env": "none"}, {"seed": 0}),
         "--cache", "results/cache", "--out", "results/responses/r.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
@@ -272,8 +290,8 @@ def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
     responses = tmp_path / "responses.jsonl"
     responses.write_text('{"image_id": "a", "text": "a dog"}\n{"image_id": "b", "text": "a ca\n')
     proc = run_cli(
-        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
-        "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
+        "stage", "extract", "--responses", responses, "--settings", extract_settings(),
+        "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "malformed JSON" in line
@@ -297,8 +315,8 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path) -> None:
         b'{"image_id": "a", "text": "ok"}\n{"image_id": "b", "text": "caf\xe9"}\n'
     )
     proc = run_cli(
-        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
-        "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
+        "stage", "extract", "--responses", responses, "--settings", extract_settings(),
+        "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "not valid UTF-8" in line
@@ -313,8 +331,8 @@ def test_non_utf8_synonyms_of_the_extract_stage_name_file_and_line(tmp_path: Pat
     synonyms = tmp_path / "synonyms.txt"
     synonyms.write_bytes(b"person, man\ncar, caf\xe9\n")
     proc = run_cli(
-        "stage", "extract", "--responses", responses, "--synonyms", synonyms, "--variant",
-        "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
+        "stage", "extract", "--responses", responses, "--settings", extract_settings(synonyms),
+        "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage extract")
     assert f"{synonyms}:2: synonyms file is not valid UTF-8 (byte offset 20" in line, line
@@ -388,8 +406,8 @@ def test_response_without_text_names_file_and_line(tmp_path: Path) -> None:
     responses = tmp_path / "responses.jsonl"
     responses.write_text('{"image_id": "a", "text": "a dog"}\n{"image_id": "b", "text": null}\n')
     proc = run_cli(
-        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
-        "pattern", "--lexicon", "builtin", "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
+        "stage", "extract", "--responses", responses, "--settings", extract_settings(),
+        "--out", tmp_path / "objects.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage extract")
     assert f"{responses}:2:" in line and "expected a string 'text' field" in line
@@ -398,8 +416,9 @@ def test_response_without_text_names_file_and_line(tmp_path: Path) -> None:
 def test_missing_input_file_names_it(tmp_path: Path) -> None:
     """Guards the CLI: an input file that does not exist is named, with 'file not found'."""
     proc = run_cli(
-        "stage", "extract", "--responses", tmp_path / "nowhere.jsonl", "--synonyms", "builtin",
-        "--variant", "pattern", "--lexicon", "builtin", "--out", tmp_path / "o.jsonl",
+        "stage", "extract", "--responses", tmp_path / "nowhere.jsonl",
+        "--settings", extract_settings(),
+        "--out", tmp_path / "o.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage extract")
@@ -451,8 +470,8 @@ def extract_cli(tmp_path: Path, texts: list[str]) -> list[list[dict[str, Any]]]:
     )
     out = tmp_path / "objects.jsonl"
     proc = run_cli(
-        "stage", "extract", "--responses", responses, "--synonyms", "builtin", "--variant",
-        "pattern", "--lexicon", "builtin", "--out", out, cwd=tmp_path,
+        "stage", "extract", "--responses", responses, "--settings", extract_settings(),
+        "--out", out, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     records = read_jsonl(out)
@@ -659,9 +678,8 @@ def test_unknown_backend_in_a_model_spec(tmp_path: Path) -> None:
     """Guards the generate stage (CLI): an unknown backend lists the valid backends."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage", "generate", "--items", items, "--model-id", "m", "--model", '{"backend": "gpt"}',
-        "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
-        "--template-version", "v1", "--cache-mode", "live", "--cache", tmp_path / "cache",
+        "stage", "generate", "--items", items, "--settings", generate_settings({"backend": "gpt"}),
+        "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage generate")
@@ -673,10 +691,10 @@ def test_unknown_cache_mode(tmp_path: Path) -> None:
     """Guards the generate stage (CLI): an unknown cache mode lists the valid modes."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage", "generate", "--items", items, "--model-id", "m",
-        "--model", '{"backend": "sim", "profile": "sim-precise"}',
-        "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
-        "--template-version", "v1", "--cache-mode", "sometimes", "--cache", tmp_path / "cache",
+        "stage", "generate", "--items", items,
+        "--settings",
+        generate_settings({"backend": "sim", "profile": "sim-precise"}, {}, "sometimes"),
+        "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage generate")
@@ -687,8 +705,8 @@ def test_unknown_embedder_kind(tmp_path: Path) -> None:
     """Guards the embed stage (CLI): an unknown embedder kind names it and the valid kinds."""
     items = write_items(tmp_path / "items.jsonl", item("a"))
     proc = run_cli(
-        "stage", "embed", "--embedder-id", "bert", "--spec", '{"kind": "bert", "source": "x"}',
-        "--frequent", '["dog"]', "--items", items, "--out", tmp_path / "v.npz",
+        "stage", "embed", "--settings", EmbedSettings("bert", {"kind": "bert", "source": "x"},
+        ["dog"]).to_json(), "--items", items, "--out", tmp_path / "v.npz",
         "--missing", tmp_path / "m.json", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage embed")
@@ -699,7 +717,8 @@ def test_unknown_embedder_kind(tmp_path: Path) -> None:
 def test_unknown_dataset(tmp_path: Path) -> None:
     """Guards the data stage (CLI): an unknown dataset names data.dataset and the valid ones."""
     proc = run_cli(
-        "stage", "data", "--dataset", "imagenet", "--annotations", "a.yaml", "--items", "i.jsonl",
+        "stage", "data", "--settings", DataSettings("imagenet", Path("a.yaml")).to_json(),
+        "--items", "i.jsonl",
         "--images", "images", cwd=tmp_path,
     )  # fmt: skip
     line = cli_error(proc, "stage data")
@@ -740,9 +759,8 @@ def test_missing_api_key_through_the_cli(tmp_path: Path) -> None:
     }
     env = {k: v for k, v in os.environ.items() if k != "HALLUSCOPE_UNSET_KEY"}
     proc = run_cli(
-        "stage", "generate", "--items", items, "--model-id", "m", "--model", json.dumps(spec),
-        "--instruction-id", "i01", "--instruction", '"Describe."', "--generation", "{}",
-        "--template-version", "v1", "--cache-mode", "live", "--cache", tmp_path / "cache",
+        "stage", "generate", "--items", items, "--settings", generate_settings(spec),
+        "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path, env=env,
     )  # fmt: skip
     line = cli_error(proc, "stage generate")
@@ -801,17 +819,23 @@ def test_missing_mirror_names_the_file_and_where_to_put_it(tmp_path: Path) -> No
 def test_settings_json_with_unknown_or_missing_keys_names_them() -> None:
     """A stage's settings JSON (a rule's params, or typed by hand) with a wrong key is an
     InputError naming the flag, the unknown and missing keys and the expected ones."""
-    from halluscope.benchmarks.nope.stages import GeneratorSettings, generator_settings
-    from halluscope.benchmarks.trihe.stages import JudgeSettings, judge_settings
+    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.trihe.stages import JudgeSettings
     from halluscope.io import InputError
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    good = judge_settings(params)
-    assert JudgeSettings.from_mapping(good).judges == params["trihe"]["judges"]
-    with pytest.raises(InputError, match=r"--judge\): unknown key\(s\) \['bogus'\], missing"):
-        JudgeSettings.from_mapping({**good, "bogus": 1})
-    generator = generator_settings(params)
-    assert GeneratorSettings.from_mapping(generator).llm.model_id == params["nope"]["llm"]["model"]
+    good = json.loads(JudgeSettings.from_config(params).to_json())
+    assert JudgeSettings.from_json(json.dumps(good)).judges == params["trihe"]["judges"]
+    with pytest.raises(InputError, match=r"--settings: unknown key\(s\) \['bogus'\], missing"):
+        JudgeSettings.from_json(json.dumps({**good, "bogus": 1}))
+    generator = json.loads(GeneratorSettings.from_config(params).to_json())
+    settings = GeneratorSettings.from_json(json.dumps(generator))
+    assert settings.llm.model_id == params["nope"]["llm"]["model"]
     broken = {k: v for k, v in generator.items() if k != "relevances"}
     with pytest.raises(InputError, match=r"missing key\(s\) \['relevances'\]"):
-        GeneratorSettings.from_mapping(broken)
+        GeneratorSettings.from_json(json.dumps(broken))
+    llm = {k: v for k, v in generator["llm"].items() if k != "spec"}
+    with pytest.raises(InputError, match=r"--settings: llm: unknown key\(s\) \[\], missing"):
+        GeneratorSettings.from_json(json.dumps({**generator, "llm": llm}))
+    with pytest.raises(InputError, match=r"--settings: not JSON"):
+        GeneratorSettings.from_json("{")

@@ -41,9 +41,9 @@ def test_the_demo_runs_exactly_the_benchmarks_with_a_dvc_stage() -> None:
     for benchmark in BENCHMARKS:
         if benchmark is caos:
             continue
-        assert benchmark.enabled(config) == bool(benchmark.dvc_params)
-        assert (f"\n  {benchmark.name}:\n" in document) == bool(benchmark.dvc_params)
-        if not benchmark.dvc_params:
+        assert benchmark.enabled(config) == benchmark.dvc_stage
+        assert (f"\n  {benchmark.name}:\n" in document) == benchmark.dvc_stage
+        if not benchmark.dvc_stage:
             assert benchmark.name not in config
     validate(config)
 
@@ -78,7 +78,7 @@ def test_code_stage_digests_the_package_and_dvc_yaml_holds_only_the_demo() -> No
 
 
 @pytest.mark.parametrize(
-    "benchmark", [b for b in BENCHMARKS if b.dvc_params and (b.tables or b.figures)],
+    "benchmark", [b for b in BENCHMARKS if b.dvc_stage and (b.tables or b.figures)],
     ids=lambda b: b.name,
 )  # fmt: skip
 def test_the_code_that_writes_a_table_or_figure_is_in_that_stage_digest(benchmark) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from halluscope.registry import STAGES, dvc_yaml
+from halluscope.registry import STAGES, dvc_yaml, stage_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def test_every_stage_persists_and_lists_existing_deps() -> None:
 def test_params_keys_exist_in_params_yaml() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     for stage in STAGES:
-        for key in stage.params:
+        for key in stage_params(stage):
             node = params
             for part in key.split("."):
                 assert part in node, f"stage {stage.name}: params key {key} not in params.yaml"

@@ -3,13 +3,13 @@ very frame the plot is drawn from: the k-sweep and per-instruction CSVs are DVC 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from test_report import EMBEDDERS, MODELS, make_objects, make_summary
 
+from halluscope.benchmarks.caos.report import FigureSettings
 from halluscope.cli import main
 from halluscope.report import caption_then_mean
 
@@ -33,9 +33,8 @@ def inputs(tmp_path: Path) -> tuple[Path, Path]:
 def run_figure(name: str, inputs: tuple[Path, Path], out: Path) -> Path:
     argv = [
         "stage", "figure", "--figure", name, "--summary", str(inputs[0]),
-        "--objects", str(inputs[1]), "--dpi", "40", "--exclude-top", "3",
-        "--frequent", json.dumps("coco"), "--k", "3", "--table1", json.dumps(TABLE1),
-        "--embedders", json.dumps(EMBEDDERS), "--out-stem", str(out / name),
+        "--objects", str(inputs[1]), "--out-stem", str(out / name),
+        "--settings", FigureSettings(40, 3, "coco", 3, TABLE1, EMBEDDERS).to_json(),
     ]  # fmt: skip
     assert main(argv) == 0
     for ext in ("pdf", "png"):

@@ -627,8 +627,8 @@ def test_directory_given_to_a_stage_names_the_flag(
     """A stage reads its inputs deep inside; the raw IsADirectoryError still gets its flag."""
     folder = tmp_path / "a-folder"
     folder.mkdir()
-    argv = ["stage", "pope-score", "--questions", folder, "--answers", folder, "--parser",
-            "original", "--out", tmp_path / "o.json"]  # fmt: skip
+    argv = ["stage", "pope-score", "--questions", folder, "--answers", folder, "--settings",
+            '{"parser":"original"}', "--out", tmp_path / "o.json"]  # fmt: skip
     line = error_of(capsys, argv, "stage pope-score")
     assert re.search(rf"--(questions|answers): {re.escape(str(folder))}: is a directory", line)
     assert "Errno" not in line

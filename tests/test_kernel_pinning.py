@@ -123,20 +123,17 @@ def _responses(path: Path, n: int = 6) -> Path:
 def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict) -> str:
     """The demo's LLM extraction (params.yaml settings, an empty response cache) in a new
     process with ``n_threads`` llama.cpp threads; returns the sha256 of the object file."""
-    from halluscope.stages.extract import instruction_llm
+    from halluscope.stages.extract import ExtractSettings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     config["models"]["smollm2"]["n_threads"] = n_threads
     instruction = config["generate"]["instructions"][0]
-    llm = instruction_llm(config, instruction)
-    assert llm is not None, "the demo's extraction uses the LLM"
-    ext = config["extract"]
+    settings = ExtractSettings.from_config(config, instruction)
+    assert settings.llm is not None, "the demo's extraction uses the LLM"
     out = tmp / f"{label}.jsonl"
     cmd = [
         *("halluscope", "stage", "extract", "--responses", str(responses)),
-        *("--synonyms", ext["synonyms"], "--variant", ext["variant"]),
-        *("--lexicon", ext["ood_lexicon"], "--method", ext["method"]),
-        *("--llm", json.dumps(llm.as_dict(), sort_keys=True)),
+        *("--settings", settings.to_json()),
         *("--cache", str(tmp / f"cache-{label}")),
         *("--out", str(out)),
     ]

@@ -7,7 +7,6 @@ file byte-identical to an uninterrupted run, and no half-written output ever exi
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -45,6 +44,16 @@ def make_items(path: Path) -> None:
 
 
 def generate_cmd(items: Path, cache: Path, out: Path) -> list[str]:
+    from halluscope.stages.generate import GenerateSettings
+    from halluscope.stages.llm import LLMSettings
+
+    block = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 1}
+    llm = LLMSettings.from_generation(
+        "sim-verbose",
+        {"backend": "sim", "profile": "sim-verbose"},
+        {**block, "template_version": "v1", "cache_mode": "live"},
+    )
+    instruction = "Provide a brief description of the given image."
     return [
         sys.executable,
         "-m",
@@ -53,20 +62,8 @@ def generate_cmd(items: Path, cache: Path, out: Path) -> list[str]:
         "generate",
         "--items",
         str(items),
-        "--model-id",
-        "sim-verbose",
-        "--model",
-        json.dumps({"backend": "sim", "profile": "sim-verbose"}),
-        "--instruction-id",
-        "i01",
-        "--instruction",
-        json.dumps("Provide a brief description of the given image."),
-        "--generation",
-        json.dumps({"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 1}),
-        "--template-version",
-        "v1",
-        "--cache-mode",
-        "live",
+        "--settings",
+        GenerateSettings(llm, "i01", instruction).to_json(),
         "--cache",
         str(cache),
         "--out",
@@ -114,11 +111,12 @@ def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
     """The LLM extraction stage (real SmolLM2) killed mid-run resumes to the same bytes."""
     import yaml
 
-    from halluscope.stages.extract import instruction_llm
+    from halluscope.stages.extract import ExtractSettings, instruction_llm
 
     root = Path(__file__).resolve().parents[1]
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    llm = json.dumps(instruction_llm(params, "i01").as_dict())
+    llm = instruction_llm(params, "i01")
+    settings = ExtractSettings("rule+lexicon+llm", "builtin", "pattern", "builtin", llm).to_json()
     captions = [
         "A man in a spacesuit holds a helmet next to a flag.",
         "A cat with long whiskers lies on a red blanket near a lamp.",
@@ -145,16 +143,8 @@ def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
             "extract",
             "--responses",
             str(responses),
-            "--synonyms",
-            "builtin",
-            "--variant",
-            "pattern",
-            "--lexicon",
-            "builtin",
-            "--method",
-            "rule+lexicon+llm",
-            "--llm",
-            llm,
+            "--settings",
+            settings,
             "--cache",
             str(cache),
             "--out",

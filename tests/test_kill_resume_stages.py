@@ -37,7 +37,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from halluscope.config import overlay
 from halluscope.io import read_jsonl, write_jsonl
+from halluscope.stages.answering import AnswerSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -61,14 +63,19 @@ def run(cmd: list[str]) -> None:
         raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
 
 
-def arg(value: object) -> str:
-    return json.dumps(value, sort_keys=True)
+def one_per_batch() -> dict:
+    """params.yaml with one request per cache batch in every LLM block (a kill loses at most
+    the request in flight)."""
+    one = {"batch_size": 1}
+    fallback = PARAMS["nope"]["fallback_objects"]  # the file, wherever the test runs
+    return overlay(
+        json.loads(json.dumps(PARAMS)),
+        {"generate": one, "oracle": one, "trihe": {"extractor": {"llm": one}}},
+        {"nope": {"llm": one, "shards": 1, "fallback_objects": str(ROOT / fallback)}},
+    )
 
 
-def generation() -> str:
-    """The rules' ``generate`` params, one request per batch."""
-    gen = {k: PARAMS["generate"][k] for k in ("seed", "max_new_tokens", "temperature")}
-    return arg({**gen, "batch_size": 1})
+ONE_BATCH = one_per_batch()
 
 
 def cache_entries(cache: Path) -> list[Path]:
@@ -155,11 +162,14 @@ def inputs(tmp_path_factory) -> dict:
     out: dict = {"items": root / "items.jsonl"}
 
     # POPE: the upstream stage (n and seed of params.yaml) on the replicated items
-    pope = PARAMS["pope"]
+    from halluscope.benchmarks.phd.settings import PromptSettings
+    from halluscope.benchmarks.pope.stages import QuestionSettings
+    from halluscope.benchmarks.trihe import stages as trihe_stages
+
     out["pope"] = root / "pope.jsonl"
     run(
-        cli("stage-pope-questions", "--items", str(out["items"]), "--setting", "adversarial")
-        + ["--n", str(pope["n"]), "--seed", str(pope["seed"]), "--out", str(out["pope"])]
+        cli("stage-pope-questions", "--items", str(out["items"]), "--out", str(out["pope"]))
+        + ["--settings", QuestionSettings.from_config(PARAMS, "adversarial").to_json()]
     )
 
     # Tri-HE: the demo questions replicated onto the new image ids, through the upstream stage
@@ -172,8 +182,8 @@ def inputs(tmp_path_factory) -> dict:
     (root / "trihe.yaml").write_text(yaml.safe_dump({"questions": questions}), encoding="utf-8")
     out["trihe"] = root / "trihe.jsonl"
     run(
-        cli("stage-trihe-questions", "--items", str(out["items"]))
-        + ["--questions", str(root / "trihe.yaml"), "--out", str(out["trihe"])]
+        cli("stage-trihe-questions", "--items", str(out["items"]), "--out", str(out["trihe"]))
+        + ["--settings", trihe_stages.QuestionSettings(str(root / "trihe.yaml")).to_json()]
     )
 
     # PhD: the demo records on replica 0, all modes, through the upstream stage
@@ -186,8 +196,8 @@ def inputs(tmp_path_factory) -> dict:
     (root / "phd.yaml").write_text(yaml.safe_dump({"records": records}), encoding="utf-8")
     out["phd"] = root / "phd.jsonl"
     run(
-        cli("stage-phd-prompts", "--items", str(out["items"]), "--questions")
-        + [str(root / "phd.yaml"), "--modes", arg(PARAMS["phd"]["modes"]), "--out", str(out["phd"])]
+        cli("stage-phd-prompts", "--items", str(out["items"]), "--out", str(out["phd"]))
+        + ["--settings", PromptSettings(str(root / "phd.yaml"), PARAMS["phd"]["modes"]).to_json()]
     )
 
     # NOPE: NegP questions about absent objects + the other questions from the annotations
@@ -248,15 +258,19 @@ def distinct(rows: list[dict], *keys: str) -> int:
 
 
 def sim_stages(inputs: dict) -> dict[str, Stage]:
-    models = PARAMS["models"]
-    items = str(inputs["items"])
-    common = ["--template-version", PARAMS["generate"]["template_version"], "--cache-mode", "live"]
+    from halluscope.benchmarks.trihe.stages import TriheAnswerSettings
+    from halluscope.stages.oracle import OracleSettings
 
-    def answers(cmd: str, model: str, flag: str, questions: Path, *extra: str):
+    items = str(inputs["items"])
+
+    def answers(cmd: str, model: str, flag: str, questions: Path, mitigation: str | None = None):
+        settings = AnswerSettings.from_config(ONE_BATCH, model)
+        if mitigation is not None:
+            settings = TriheAnswerSettings(settings.llm, mitigation=mitigation)
+
         def command(cache: Path, out: Path) -> list[str]:
             return cli(
-                cmd, "--items", items, flag, str(questions), "--model-id", model, "--model",
-                arg(models[model]), "--generation", generation(), *common, *extra,
+                cmd, "--items", items, flag, str(questions), "--settings", settings.to_json(),
                 "--cache", str(cache), "--out", str(out / "answers.jsonl"),
             )  # fmt: skip
 
@@ -275,18 +289,15 @@ def sim_stages(inputs: dict) -> dict[str, Stage]:
         second = {(r["description"], questions[r["question_id"]]) for r in rows}
         return distinct(trihe, "image_id", "question") + len(second)
 
-    oracle = PARAMS["oracle"]
-    members = {m: models[m] for m in oracle["members"]}
+    oracle = OracleSettings.from_config(ONE_BATCH)
+    members = oracle.members
 
     def oracle_command(cache: Path, out: Path) -> list[str]:
-        params = {k: oracle[k] for k in ("seed", "max_new_tokens", "temperature")}
         return [
             sys.executable, "-m", "halluscope.cli", "stage", "oracle", "decide",
-            "--objects", str(inputs["objects"]), "--items", items, "--method", "ensemble",
-            "--members", arg(members), "--params", arg({**params, "batch_size": 1}),
-            "--template-version", oracle["template_version"], "--cache", str(cache),
-            "--cache-mode", "live", "--out", str(out / "decisions.jsonl"),
-            "--accuracy", str(out / "accuracy.json"),
+            "--objects", str(inputs["objects"]), "--items", items,
+            "--settings", oracle.to_json(), "--cache", str(cache),
+            "--out", str(out / "decisions.jsonl"), "--accuracy", str(out / "accuracy.json"),
         ]  # fmt: skip
 
     return {
@@ -313,7 +324,6 @@ def sim_stages(inputs: dict) -> dict[str, Stage]:
                 "sim-frequent",
                 "--questions",
                 inputs["trihe"],
-                "--mitigation",
                 PARAMS["trihe"]["mitigation"],
             ),
             ("answers.jsonl",),
@@ -328,7 +338,6 @@ def sim_stages(inputs: dict) -> dict[str, Stage]:
                 "sim-verbose",
                 "--questions",
                 inputs["trihe"],
-                "--mitigation",
                 "describe",
             ),
             ("answers.jsonl",),
@@ -467,8 +476,12 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     """Tri-HE triplet extraction, the Tri-HE LLM judge and NOPE list-then-rewrite with SmolLM2
     (params.yaml settings, one request per batch), on a few inputs: the real LLM answers ~1.4
     short requests/s."""
-    from halluscope.benchmarks.nope.stages import generator_settings
-    from halluscope.benchmarks.trihe.stages import extractor_settings, judge_settings
+    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.trihe.stages import (
+        JudgeSettings,
+        TriheAnswerSettings,
+        TripletSettings,
+    )
 
     root = tmp_path_factory.mktemp("llm-inputs")
     # answers of a simulated LVLM to the first Tri-HE questions (what the rule's input holds)
@@ -476,19 +489,17 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     write_jsonl(root / "questions.jsonl", trihe[:3])
     run(
         cli("stage-trihe-answers", "--items", str(inputs["items"]), "--questions")
-        + [str(root / "questions.jsonl"), "--model-id", "sim-verbose", "--model"]
-        + [arg(PARAMS["models"]["sim-verbose"]), "--generation", generation()]
-        + ["--template-version", "v1", "--cache-mode", "live", "--mitigation", "none"]
+        + [str(root / "questions.jsonl"), "--settings"]
+        + [TriheAnswerSettings.from_config(ONE_BATCH, "sim-verbose").to_json()]
         + ["--cache", str(root / "cache"), "--out", str(root / "answers.jsonl")]
     )
     answers = read_jsonl(root / "answers.jsonl")
-    extractor = extractor_settings(PARAMS)
-    extractor["llm"]["batch_size"] = 1
+    extractor = TripletSettings.from_config(ONE_BATCH).to_json()
 
     def triplets(cache: Path, out: Path) -> list[str]:
         return cli(
-            "stage-trihe-triplets", "--answers", str(root / "answers.jsonl"), "--extractor",
-            arg(extractor), "--cache", str(cache), "--out", str(out / "triplets.jsonl"),
+            "stage-trihe-triplets", "--answers", str(root / "answers.jsonl"), "--settings",
+            extractor, "--cache", str(cache), "--out", str(out / "triplets.jsonl"),
         )  # fmt: skip
 
     from halluscope.benchmarks.trihe.triplets import split_sentences
@@ -498,15 +509,12 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     # NOPE generation for one demo image (its own id: the fallback file names it)
     image = demo_images()[0]
     write_jsonl(root / "items.jsonl", [item(image, image["id"])])
-    generator = generator_settings(PARAMS)
-    generator["llm"]["batch_size"] = 1
+    generator = GeneratorSettings.from_config(ONE_BATCH).to_json()
 
     def nope(cache: Path, out: Path) -> list[str]:
         return cli(
-            "stage-nope-generate", "--items", str(root / "items.jsonl"), "--generator",
-            arg(generator), "--fallback", str(ROOT / PARAMS["nope"]["fallback_objects"]),
-            "--cache", str(cache), "--shard", "0", "--shards", "1",
-            "--out", str(out / "shard0.json"),
+            "stage-nope-generate", "--items", str(root / "items.jsonl"), "--settings",
+            generator, "--cache", str(cache), "--shard", "0", "--out", str(out / "shard0.json"),
         )  # fmt: skip
 
     def nope_requests(outputs: dict[str, bytes]) -> int:
@@ -516,18 +524,18 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
 
     # the Tri-HE LLM judge (SmolLM2, JSON-constrained replies) on rule-extracted triplets
     run(
-        cli("stage-trihe-triplets", "--answers", str(root / "answers.jsonl"), "--extractor")
-        + [arg({"method": "rule", "unit": "sentence"}), "--cache", str(root / "cache")]
+        cli("stage-trihe-triplets", "--answers", str(root / "answers.jsonl"), "--settings")
+        + [TripletSettings("rule", "sentence").to_json(), "--cache", str(root / "cache")]
         + ["--out", str(root / "rule-triplets.jsonl")]
     )
     judge_llm = {
         "model": "smollm2", "max_new_tokens": 24, "temperature": 0.0, "seed": 0,
         "batch_size": 1, "template_version": "v1", "cache_mode": "live", "reply_rule": "json",
     }  # fmt: skip
-    judge = judge_settings(
+    judge = JudgeSettings.from_config(
         {**PARAMS, "trihe": {**PARAMS["trihe"], "judges": ["llm"],
                              "judge": {**PARAMS["trihe"]["judge"], "llm": judge_llm}}}
-    )  # fmt: skip
+    ).to_json()  # fmt: skip
     claims = {
         (row["image_id"], tuple(t))
         for row in read_jsonl(root / "rule-triplets.jsonl")
@@ -538,7 +546,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
         return cli(
             "stage-trihe-judge", "--items", str(inputs["items"]), "--answers",
             str(root / "answers.jsonl"), "--triplets", str(root / "rule-triplets.jsonl"),
-            "--judge", arg(judge), "--cache", str(cache),
+            "--settings", judge, "--cache", str(cache),
             "--out-judgments", str(out / "judgments.jsonl"),
             "--out-scores", str(out / "scores.json"),
         )  # fmt: skip

@@ -15,6 +15,7 @@ from halluscope.benchmarks.caos.llm_comparison import (
     comparison_records,
     llm_added,
 )
+from halluscope.benchmarks.caos.report import ComparisonSettings
 from halluscope.cli import main
 
 
@@ -79,9 +80,10 @@ def test_stage_writes_the_table_and_its_twin(tmp_path: Path) -> None:
     objects = objects_file(tmp_path / "objects/run/a/i01.jsonl", [[("llm", False)]])
     out = tmp_path / "llm_comparison.tex"
     argv = ["stage", "llm-comparison", "--with-llm", str(tmp_path / "with.csv"),
-            "--without-llm", str(tmp_path / "without.csv"), "--models", '["a", "b"]',
-            "--embedder", "glove", "--decimals", "2", "--run", "run", "--baseline", "base",
-            "--n-images", "500", "--out", str(out), str(objects)]  # fmt: skip
+            "--without-llm", str(tmp_path / "without.csv"),
+            "--settings",
+            ComparisonSettings(["a", "b"], "glove", 2, "run", "base", "500").to_json(),
+            "--out", str(out), str(objects)]  # fmt: skip
     assert main(argv) == 0
     latex = out.read_text(encoding="utf-8")
     assert "first 500 images" in latex and "\\texttt{base}" in latex

@@ -364,10 +364,11 @@ def test_stage_rejects_an_unknown_method(tmp_path: Path) -> None:
     responses = tmp_path / "r.jsonl"
     write_jsonl(responses, [{"image_id": "a", "text": "A cat."}])
     assert main([
-        "stage", "extract", "--responses", str(responses), "--synonyms", "builtin",
-        "--variant", "pattern", "--lexicon", "builtin", "--out", str(tmp_path / "o.jsonl"),
-        "--method", "rule+llm",
-        "--llm", '{"spec": {"backend": "test-scripted", "replies": {}}}',
+        "stage", "extract", "--responses", str(responses), "--out", str(tmp_path / "o.jsonl"),
+        "--settings", json.dumps({
+            "method": "rule+llm", "synonyms": "builtin", "variant": "pattern",
+            "lexicon": "builtin", "llm": {"spec": {"backend": "test-scripted", "replies": {}}},
+        }),
     ]) == 2  # fmt: skip
     with pytest.raises(ValueError, match="unknown method"):
         settings = extract_stage.ExtractSettings("llm", "builtin", "pattern", "builtin")

@@ -14,6 +14,7 @@ import yaml
 from halluscope.cli import main
 from halluscope.config import SCHEMA_PATH, ConfigError, validate, with_benchmark_fragments
 from halluscope.io import InputError
+from halluscope.settings import from_plain, to_plain
 from halluscope.stages.llm import LLMSettings, defaults
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,8 +86,8 @@ def test_defaults_come_from_the_schema() -> None:
 
 def test_the_demo_blocks_keep_their_request_params() -> None:
     """The request params (cache keys) of the demo's LLM stages, as before the shared type."""
-    from halluscope.benchmarks.nope.stages import GeneratorSettings, generator_settings
-    from halluscope.benchmarks.trihe.stages import TripletSettings, extractor_settings
+    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.trihe.stages import TripletSettings
     from halluscope.stages.extract import instruction_llm
 
     config = params()
@@ -98,7 +99,7 @@ def test_the_demo_blocks_keep_their_request_params() -> None:
         "seed": 0,
         "stop_rule": "object-list-vocab",
     }
-    trihe = TripletSettings.from_mapping(extractor_settings(config)).llm
+    trihe = TripletSettings.from_config(config).llm
     assert trihe is not None and trihe.batch_size == 4
     assert trihe.params == {
         "max_new_tokens": 48,
@@ -106,7 +107,7 @@ def test_the_demo_blocks_keep_their_request_params() -> None:
         "seed": 0,
         "stop_rule": "json-value",
     }
-    nope = GeneratorSettings.from_mapping(generator_settings(config))
+    nope = GeneratorSettings.from_config(config)
     assert nope.llm.batch_size == 1 and nope.seed == 0
     assert nope.llm.params == {
         "max_new_tokens": 64,
@@ -121,18 +122,18 @@ def test_generation_blocks_split_the_batch_size_from_the_request_params() -> Non
     block = {"seed": 0, "max_new_tokens": 8, "temperature": 0.0, "batch_size": 16}
     settings = LLMSettings.from_generation("m", {"backend": "sim"}, block)
     assert settings.batch_size == 16 and "batch_size" not in settings.params
-    assert LLMSettings.from_mapping(settings.as_dict()) == settings
+    assert from_plain(LLMSettings, to_plain(settings), "llm") == settings
 
 
 def test_unknown_model_and_bad_json_are_named() -> None:
     config = params()
     with pytest.raises(ValueError, match=r"nope\.llm\.model: unknown model id 'gpt-9'.*smollm2"):
         LLMSettings.from_block(config, {"model": "gpt-9"}, "nope.llm")
-    good = LLMSettings.from_block(config, config["extract"]["llm"], "extract.llm").as_dict()
+    good = to_plain(LLMSettings.from_block(config, config["extract"]["llm"], "extract.llm"))
     with pytest.raises(InputError, match=r"--llm: unknown key\(s\) \['bogus'\]"):
-        LLMSettings.from_mapping({**good, "bogus": 1}, "--llm")
+        from_plain(LLMSettings, {**good, "bogus": 1}, "--llm")
     with pytest.raises(InputError, match=r"missing key\(s\) \['spec'\]"):
-        LLMSettings.from_mapping({k: v for k, v in good.items() if k != "spec"}, "--llm")
+        from_plain(LLMSettings, {k: v for k, v in good.items() if k != "spec"}, "--llm")
 
 
 @pytest.mark.parametrize(

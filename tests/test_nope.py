@@ -295,8 +295,8 @@ def test_score_stage_pairs_several_models(tmp_path, capsys):
     answers = nope_demo_answers(tmp_path, models)
 
     def stage(inputs: Sequence[Path], outs: Sequence[Path]) -> int:
-        return main(["stage", "nope-score", "--answers", *map(str, inputs), "--meteor", "true",
-                     "--out", *map(str, outs)])  # fmt: skip
+        return main(["stage", "nope-score", "--answers", *map(str, inputs),
+                     "--settings", '{"meteor":true}', "--out", *map(str, outs)])  # fmt: skip
 
     together = [tmp_path / f"together/{m}.json" for m in models]
     alone = [tmp_path / f"alone/{m}.json" for m in models]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from halluscope.models.oracle import (
 )
 from halluscope.models.sim import question_object
 from halluscope.stages import oracle as oracle_stage
+from halluscope.stages.llm import LLMSettings
 from halluscope.stages.oracle import OracleSettings
 
 
@@ -261,8 +261,9 @@ def test_stage_ensemble_writes_decisions_and_accuracy(tmp_path: Path) -> None:
     assert (
         main([
             "stage", "oracle", "decide", "--objects", str(objects), "--items", str(items),
-            "--method", "ensemble",
-            "--members", json.dumps(members), "--params", '{"seed": 0}',
+            "--settings", OracleSettings("ensemble", tuple(
+                LLMSettings.from_generation(m, spec, {"seed": 0}) for m, spec in members.items()
+            )).to_json(),
             "--cache", str(tmp_path / "cache"), "--out", str(out), "--accuracy", str(accuracy),
         ])
         == 0

@@ -8,6 +8,7 @@ after `dvc commit` reruns nothing; the report builds through its rule.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -83,13 +84,45 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
     assert "results/report/phd-ccs/phd_table.tex" in proc.stdout + proc.stderr
 
 
+def rules_reading(root: Path, key: str) -> set[str]:
+    """The rules whose settings read ``key`` (or the block holding it), on params.yaml."""
+    from halluscope.config import load
+    from halluscope.rule_settings import resolve, rules
+    from halluscope.settings import read_keys
+
+    config, parts = load(root / "params.yaml"), tuple(key.split("."))
+    return {
+        rule.name
+        for rule in rules(root)
+        if rule.settings
+        and any(
+            parts[: len(read)] == read for read in read_keys([resolve(rule.settings, root)], config)
+        )
+    }
+
+
 def test_changing_k_reruns_only_what_reads_it(project: Path, tmp_path: Path) -> None:
+    """The jobs whose settings read caos.k rerun, and those that read their outputs; nothing
+    upstream (the settings of generate, extract, oracle and embed do not read it)."""
     root = copy_of_build(project, tmp_path / "k")
+    reading = rules_reading(root, "caos.k")
+    assert {"score", "figure", "caos_tables", "caos_sensitivity"} <= reading
     edit_params(root, lambda p: p["caos"].update(k=5))
     jobs = planned_jobs(root, "results/tables/", "all")
-    assert jobs, "changing caos.k must rerun something"
     assert not {"data_items", "generate", "extract", "oracle", "embed"} & set(jobs), jobs
     assert jobs["score"] == 3 * 2  # one job per model x embedder scores all 14 instructions
+    assert reading - {"caos_sensitivity_p"} <= set(jobs)  # the view of published values only
+    assert set(jobs) - reading == {"summarize", "tables", "metrics", "all"}, jobs
+
+
+def test_changing_a_figure_setting_reruns_the_figures_only(project: Path, tmp_path: Path) -> None:
+    """figures.dpi is read by the figure rules' settings alone: nothing else is planned."""
+    root = copy_of_build(project, tmp_path / "dpi")
+    reading = rules_reading(root, "figures.dpi")
+    assert reading == {"figure", "trihe_figure", "phd_figure", "nope_figure"}
+    edit_params(root, lambda p: p["figures"].update(dpi=100))
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert set(jobs) - {"all"} == reading, jobs
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:
@@ -158,12 +191,24 @@ def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) ->
 def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp_path) -> None:
     """Rule score runs every instruction of a model x embedder in one process; scoring one
     instruction alone gives the same bytes, and unpaired flags are refused by name."""
-    base = ["halluscope", "stage", "score", "--items", "results/data/demo/items.jsonl",
-            "--vectors", "results/embeddings/demo/minilm.npz", "--k", "3", "--k-max", "10",
-            "--frequent", '"coco"', "--model-id", "sim-verbose",
-            "--embedder-id", "minilm"]  # fmt: skip
+    from halluscope.benchmarks.caos.score import ScoreSettings
+
+    config = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    every = ScoreSettings.from_config(config, "minilm")
+    base = [
+        "halluscope",
+        "stage",
+        "score",
+        "--items",
+        "results/data/demo/items.jsonl",
+        "--vectors",
+        "results/embeddings/demo/minilm.npz",
+        "--model-id",
+        "sim-verbose",
+    ]
     for instruction in ("i02", "i09"):
-        run([*base, "--instruction-id", instruction,
+        one = dataclasses.replace(every, instructions=[instruction]).to_json()
+        run([*base, "--settings", one,
              "--objects", f"results/objects/demo/sim-verbose/{instruction}.jsonl",
              "--oracle", f"results/oracle/demo/sim-verbose/{instruction}.jsonl",
              "--out-captions", str(tmp_path / f"{instruction}.captions.csv"),
@@ -171,11 +216,12 @@ def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp
         for kind in ("captions", "objects"):
             built = project / f"results/scores/demo/minilm/sim-verbose/{instruction}.{kind}.csv"
             assert (tmp_path / f"{instruction}.{kind}.csv").read_bytes() == built.read_bytes()
-    unpaired = run([*base, "--instruction-id", "i02", "i09",
+    two = dataclasses.replace(every, instructions=["i02", "i09"]).to_json()
+    unpaired = run([*base, "--settings", two,
                     "--objects", "results/objects/demo/sim-verbose/i02.jsonl",
                     "--oracle", "results/oracle/demo/sim-verbose/i02.jsonl",
                     "--out-captions", str(tmp_path / "x.csv"),
                     "--out-objects", str(tmp_path / "y.csv")], project, check=False)  # fmt: skip
     assert unpaired.returncode != 0
-    assert "got --instruction-id 2, --objects 1," in unpaired.stderr, unpaired.stderr
+    assert "1 files each, expected one per instruction of --settings (2)" in unpaired.stderr
     assert not (tmp_path / "x.csv").exists()

@@ -24,16 +24,14 @@ RULE_FILES = [
     *sorted((ROOT / "rules").glob("*.smk")),
     *sorted((ROOT / "src/halluscope/benchmarks").glob("*/*.smk")),
 ]
-# Command-line options through which a stage receives a model spec or settings that hold one.
-MODEL_OPTIONS = (
-    "--model ",
-    "--llm ",
-    "--members ",
-    "--extractor ",
-    "--judge ",
-    "--generator ",
-    "--spec ",
-)
+
+
+def holds_a_model(settings: type) -> bool:
+    """Whether a rule's settings class holds a model: an LLM (``LLMSettings``) or a spec."""
+    import typing
+
+    hints = typing.get_type_hints(settings)
+    return any("LLMSettings" in str(hint) or name == "spec" for name, hint in hints.items())
 
 
 def test_spec_needs_backend_defaults_and_overrides() -> None:
@@ -61,10 +59,9 @@ def test_backends_never_see_the_scheduling_keys() -> None:
         make_backend({**spec, "gpus": 1}, model_name="m")
 
 
-# Rules that pass such an option without loading a model.
+# Rules whose settings hold a model they do not load.
 NOT_CALLING = {
     "nope_questions": "merges the generated shards; the generator settings are only recorded",
-    "trihe_figure": "--judge names the judge whose results it draws",
 }
 # rule generate and every benchmark's `<name>_answers` rule (halluscope.resources)
 ANSWERING = {"generate", *(rule for rule in RULE_MODELS if rule.endswith("_answers"))}
@@ -80,9 +77,13 @@ def rule_blocks() -> dict[str, str]:
 
 
 def test_every_model_calling_rule_declares_model_resources_and_no_other() -> None:
+    from halluscope.rule_settings import resolve, rules
+
     blocks = rule_blocks()
     calling = {
-        name for name, body in blocks.items() if any(o in body for o in MODEL_OPTIONS)
+        rule.name
+        for rule in rules(ROOT)
+        if rule.settings and holds_a_model(resolve(rule.settings, ROOT))
     } - set(NOT_CALLING)
     declaring = {name for name, body in blocks.items() if "model_resources(config, " in body}
     assert calling == set(RULE_MODELS) == declaring

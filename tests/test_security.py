@@ -31,6 +31,8 @@ from halluscope.io import write_jsonl
 from halluscope.models import Request, ResponseCache, make_backend, user_message
 from halluscope.models.generate import generate_captions
 from halluscope.models.openai_backend import OpenAIBackendError
+from halluscope.stages.generate import GenerateSettings
+from halluscope.stages.llm import LLMSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "HALLUSCOPE_TEST_KEY"
@@ -477,13 +479,13 @@ def test_api_key_stays_out_of_stage_logs_even_with_debug_logging(tmp_path: Path)
         argv = [
             sys.executable, "-m", "halluscope.cli", "stage", "generate",
             "--items", "results/data/demo/items.jsonl",
-            "--model-id", MODEL,
-            "--model", json.dumps(_spec(f"{server.origin}/v1")),
-            "--instruction-id", "i02",
-            "--instruction", json.dumps("Describe the image in detail."),
-            "--generation", json.dumps({**GENERATION, "batch_size": 2}),
-            "--template-version", "v1",
-            "--cache-mode", "live",
+            "--settings", GenerateSettings(
+                LLMSettings.from_generation(
+                    MODEL, _spec(f"{server.origin}/v1"),
+                    {**GENERATION, "batch_size": 2, "template_version": "v1", "cache_mode": "live"},
+                ),
+                "i02", "Describe the image in detail.",
+            ).to_json(),
             "--cache", "results/cache/responses",
             "--out", f"results/responses/demo/{MODEL}/i02.jsonl",
         ]  # fmt: skip

@@ -268,3 +268,46 @@ def test_caos_k_order_lives_with_caos() -> None:
     for rules in ("generate", "extract", "oracle", "embed"):
         assert (by_name("caos").folder / f"{rules}.smk").is_file()
         assert f"rules/{rules}.smk" not in snakefile
+
+
+def test_a_setting_travels_from_params_yaml_to_its_stage_in_one_step() -> None:
+    """params.yaml -> ``<Settings>.from_config`` in the rule -> ``--settings`` -> the stage
+    function: every flag of a rule's ``halluscope stage`` command is its settings, a path (an
+    input, output or log, the response cache) or a wildcard, never a value the rule read from
+    params.yaml; every settings class of the package is some rule's."""
+    import importlib
+
+    from halluscope.rule_settings import RULE, SECTION, resolve, rule_files, rules
+    from halluscope.settings import StageSettings
+
+    for path in rule_files(ROOT):
+        for name, body in RULE.findall(path.read_text(encoding="utf-8")):
+            shell = dict(SECTION.findall(body)).get("shell", "")
+            for flag, source in re.findall(r"(--[\w-]+) \{(\w+)", shell):
+                assert source in ("input", "output", "log", "wildcards", "params"), (name, flag)
+                if flag == "--settings":
+                    assert source == "params", name
+            # a params value in the shell: the settings, or paths made from the inputs (tested in
+            # test_settings.py: every other params value is a function of input or output)
+            assert (
+                "{config" not in shell
+                and "--settings {params.settings:q}" in shell
+                or ("--settings" not in shell)
+            ), name
+    used = {resolve(r.settings, ROOT) for r in rules(ROOT) if r.settings}
+    for path in modules():
+        module = ".".join(path.relative_to(ROOT / "src").with_suffix("").parts)
+        if "tests" in path.parts or path.name == "__main__.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not re.search(r"^class \w+\([\w.]*Settings\):", text, re.M):
+            continue
+        for value in vars(importlib.import_module(module)).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, StageSettings)
+                and value is not StageSettings
+                and value.__module__ == module
+            ):
+                mine = any(issubclass(u, value) for u in used)  # a rule's, or a base of one
+                assert mine, f"{module}.{value.__name__} is no rule's settings"

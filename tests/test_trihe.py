@@ -520,7 +520,7 @@ def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
             },
         },
     }
-    settings = trihe.JudgeSettings.from_mapping(trihe.judge_settings(config))
+    settings = trihe.JudgeSettings.from_config(config)
 
     def run(name: str) -> dict:
         return trihe.judge(

@@ -153,7 +153,7 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
         items,
         answers,
         triplets,
-        trihe.JudgeSettings.from_mapping(trihe.judge_settings(config)),
+        trihe.JudgeSettings.from_config(config),
         tmp_path / "cache",
         judgments,
         tmp_path / "scores.json",
@@ -181,14 +181,14 @@ def test_judge_stage_pairs_several_models(tmp_path: Path, capsys) -> None:
 
     models = ("sim-precise", "sim-frequent")
     params, items, answers, triplets = trihe_demo_triplets(tmp_path, models)
-    judge = json.dumps(trihe.judge_settings(params))
+    judge = trihe.JudgeSettings.from_config(params).to_json()
 
     def argv(indexes: list[int], out: Path) -> list[str]:
         return [
             "stage", "trihe-judge", "--items", str(items),
             "--answers", *(str(answers[i]) for i in indexes),
             "--triplets", *(str(triplets[i]) for i in indexes),
-            "--judge", judge, "--cache", str(tmp_path / "cache"),
+            "--settings", judge, "--cache", str(tmp_path / "cache"),
             "--out-judgments", *(str(out / f"{models[i]}.judgments.jsonl") for i in indexes),
             "--out-scores", *(str(out / f"{models[i]}.scores.json") for i in indexes),
         ]  # fmt: skip

@@ -13,22 +13,16 @@ import sys
 from pathlib import Path
 
 from halluscope.commands._args import (
-    ANSWER_ARGS,
     FILES,
     JSON_FLAG,
     PATH_FLAG,
-    TEXT_FLAG,
+    SETTINGS,
     add,
-    answer_settings,
     check_input_files,
 )
 from halluscope.io import InputError, input_error_exit
-from halluscope.models.cache import MODES as CACHE_MODES
-from halluscope.stages.extract import METHODS as EXTRACT_METHODS
-from halluscope.stages.llm import LLMSettings
-from halluscope.stages.oracle import METHODS as ORACLE_METHODS
 
-NULLABLE_JSON = {"type": json.loads, "default": None}
+CACHE = ("--cache", {"type": Path, "default": None, "help": "response cache folder"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,34 +39,29 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-data",
         "the items of a dataset (items.jsonl: ground-truth objects per image) and its images",
         _data,
-        ("--dataset", TEXT_FLAG),
-        ("--annotations", PATH_FLAG),
+        SETTINGS,
         ("--items", PATH_FLAG),
         ("--images", PATH_FLAG),
-        ("--options", {"type": json.loads, "default": {}}),
     )
     add(
         sub,
         "stage-generate",
         "captions of one model for one instruction",
         _generate,
-        *ANSWER_ARGS,
-        ("--instruction-id", TEXT_FLAG),
-        ("--instruction", JSON_FLAG),
+        SETTINGS,
+        ("--items", PATH_FLAG),
+        ("--cache", PATH_FLAG),
+        ("--out", PATH_FLAG),
     )
     add(
         sub,
         "stage-extract",
         "the ordered object list of each response (rule, lexicon or LLM extraction)",
         _extract,
+        SETTINGS,
         ("--responses", PATH_FLAG),
-        ("--synonyms", TEXT_FLAG),
-        ("--variant", TEXT_FLAG),
-        ("--lexicon", TEXT_FLAG),
         ("--out", PATH_FLAG),
-        ("--method", {"default": "rule+lexicon", "choices": EXTRACT_METHODS}),
-        ("--llm", {**NULLABLE_JSON, "help": "LLM settings as JSON, or null"}),
-        ("--cache", {"type": Path, "default": None, "help": "response cache folder"}),
+        CACHE,
     )
     add(
         sub,
@@ -87,16 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-oracle-decide",
         "presence decisions (in the image or not) for one objects file",
         _oracle_decide,
+        SETTINGS,
         ("--objects", PATH_FLAG),
         ("--items", PATH_FLAG),
-        ("--method", {"required": True, "choices": ORACLE_METHODS}),
         ("--out", PATH_FLAG),
         ("--accuracy", {"type": Path, "default": None}),
-        ("--members", {**NULLABLE_JSON, "help": "{id: model spec} JSON"}),
-        ("--params", {**NULLABLE_JSON, "help": "the oracle's generation block as JSON"}),
-        ("--template-version", {"default": None, "help": "overrides the block's"}),
-        ("--cache", {"type": Path, "default": None}),
-        ("--cache-mode", {"default": None, "choices": CACHE_MODES, "help": "overrides the block"}),
+        CACHE,
     )
     add(
         sub,
@@ -112,9 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-embed",
         "one vector per object name CAOS compares, for one embedder",
         _embed,
-        ("--embedder-id", TEXT_FLAG),
-        ("--spec", JSON_FLAG),
-        ("--frequent", JSON_FLAG),
+        SETTINGS,
         ("--items", PATH_FLAG),
         ("--out", PATH_FLAG),
         ("--missing", PATH_FLAG),
@@ -144,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         "stage-assemble",
         "results/tables/<profile>/: every table with its CSV twin",
         _report,
+        SETTINGS,
         ("--out-dir", PATH_FLAG),
-        ("--run", TEXT_FLAG),
         ("--report-root", PATH_FLAG),
         ("tables", FILES),
     )
@@ -227,15 +210,18 @@ def _add_command_modules(sub) -> None:
 def _data(args: argparse.Namespace) -> None:
     from halluscope.stages import data
 
-    settings = data.DataSettings(args.dataset, args.annotations, args.options)
-    data.run(settings, args.items, args.images)
+    data.run(data.DataSettings.from_json(args.settings), args.items, args.images)
 
 
 def _generate(args: argparse.Namespace) -> None:
     from halluscope.stages import generate
+    from halluscope.stages.answering import AnswerSettings
 
-    settings = answer_settings(args)
-    stats = generate.run(args.items, settings, args.instruction_id, args.instruction, args.out)
+    settings = generate.GenerateSettings.from_json(args.settings)
+    answer = AnswerSettings(settings.llm, args.cache)
+    stats = generate.run(
+        args.items, answer, settings.instruction_id, settings.instruction, args.out
+    )
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
@@ -243,8 +229,7 @@ def _extract(args: argparse.Namespace) -> None:
     """The extract stage; its counts go to stderr (the rule's log)."""
     from halluscope.stages import extract
 
-    llm = None if args.llm is None else LLMSettings.from_mapping(args.llm, "--llm")
-    settings = extract.ExtractSettings(args.method, args.synonyms, args.variant, args.lexicon, llm)
+    settings = extract.ExtractSettings.from_json(args.settings)
     stats = extract.run(settings, args.responses, args.out, args.cache)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -259,15 +244,7 @@ def _oracle_decide(args: argparse.Namespace) -> None:
     """The oracle stage; its accuracy report goes to stderr (the rule's log)."""
     from halluscope.stages import oracle
 
-    block = dict(args.params or {})
-    for key in ("template_version", "cache_mode"):
-        if getattr(args, key) is not None:
-            block[key] = getattr(args, key)
-    members = tuple(
-        LLMSettings.from_generation(model_id, spec, block)
-        for model_id, spec in (args.members or {}).items()
-    )
-    settings = oracle.OracleSettings(args.method, members)
+    settings = oracle.OracleSettings.from_json(args.settings)
     report = oracle.run(settings, args.objects, args.items, args.out, args.accuracy, args.cache)
     print(json.dumps(report, sort_keys=True), file=sys.stderr)
 
@@ -281,7 +258,7 @@ def _oracle_pool(args: argparse.Namespace) -> None:
 def _embed(args: argparse.Namespace) -> None:
     from halluscope.stages import embed
 
-    settings = embed.EmbedSettings(args.embedder_id, args.spec, args.frequent)
+    settings = embed.EmbedSettings.from_json(args.settings)
     embed.run(settings, args.items, args.objects, args.out, args.missing)
 
 

@@ -5,6 +5,11 @@ the dotted ``params.yaml`` keys the stage reads (DVC 3 records them per stage in
 its code and upstream outputs as deps, and marks its output folders ``persist: true`` so DVC
 never deletes what Snakemake keeps incrementally. ``scripts/write_dvc_yaml.py`` writes the file;
 ``tests/test_dvc_sync.py`` fails when the committed ``dvc.yaml`` differs from this registry.
+
+The params of a stage are not listed by hand: they are the keys that the settings of its rules
+read (:mod:`halluscope.rule_settings` finds each rule's settings class and outputs in the rules
+files, :mod:`halluscope.settings` records the keys its ``from_config`` reads on the params.yaml
+config), plus the keys that decide which files the stage's target builds (:attr:`Stage.shape`).
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -32,11 +39,10 @@ CORE_CODE = [
 
 @dataclass(frozen=True)
 class Stage:
-    """One paper stage: Snakemake target, params keys, deps and outputs."""
+    """One paper stage: Snakemake target, deps and outputs (its params: :func:`stage_params`)."""
 
     name: str
     target: str
-    params: list[str]
     code: list[str]
     outs: list[str]
     upstream: list[str] = field(default_factory=list)
@@ -47,6 +53,10 @@ class Stage:
     metrics: list[str] = field(default_factory=list)
     #: per-profile files among the outs (``{profile}`` in the path), cached like the folders
     files: list[str] = field(default_factory=list)
+    #: the files its target builds, from the params and the profile (``None``: every output of
+    #: its rules); the keys this reads are params of the stage, and a rule whose outputs are not
+    #: among these files is not the stage's
+    shape: Callable[[Mapping[str, Any], str], list[str]] | None = None
 
 
 def benchmark_data_code() -> list[str]:
@@ -69,14 +79,13 @@ def benchmark_modules(part: str) -> list[str]:
 def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
     """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
     its stage, command and simulated-answerer modules, for the Snakemake code digest. Those with
-    ``dvc_params`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
+    ``dvc_stage`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         Stage(
             b.name,
             f"{b.name}_all",
-            list(b.dvc_params or [b.name]),
             [
                 _repo_path(b.rules),
                 *(
@@ -89,10 +98,29 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             [f"results/{b.name}"],
             ["results/data"],
             b.title,
+            shape=functools.partial(_enabled_files, b),
         )
         for b in BENCHMARKS
-        if b.dvc_params or not dvc_only
+        if b.dvc_stage or not dvc_only
     ]
+
+
+def _enabled_files(benchmark: Any, config: Mapping[str, Any], profile: str) -> list[str]:
+    """Every output of a benchmark's rules when it is enabled, else none."""
+    return [f"results/{benchmark.name}/"] if benchmark.enabled(config) else []
+
+
+def _table_files(config: Mapping[str, Any], profile: str) -> list[str]:
+    from halluscope.benchmarks import BENCHMARKS
+
+    tables = [f for b in BENCHMARKS for f in b.table_files(config, profile)]
+    return [*tables, "results/tables/", "results/metrics/", "metrics/"]
+
+
+def _figure_files(config: Mapping[str, Any], profile: str) -> list[str]:
+    from halluscope.benchmarks import BENCHMARKS
+
+    return [f for b in BENCHMARKS for f in b.figure_files(config, profile)]
 
 
 def benchmark_report_code() -> list[str]:
@@ -103,7 +131,7 @@ def benchmark_report_code() -> list[str]:
     return [
         path
         for b in BENCHMARKS
-        if b.dvc_params
+        if b.dvc_stage
         for path in (_repo_path(b.rules), *(b.module_file(m) for m in ("report",) if b.module(m)))
     ]
 
@@ -124,7 +152,6 @@ STAGES: list[Stage] = [
     Stage(
         "data",
         "data_all",
-        ["data"],
         ["rules/data.smk", "src/halluscope/stages/data.py", "data/demo", *benchmark_data_code()],
         ["results/data"],
         description="images and per-image ground truth",
@@ -132,7 +159,6 @@ STAGES: list[Stage] = [
     Stage(
         "generate",
         "generate_all",
-        ["generate", "models", "instructions"],
         ["src/halluscope/benchmarks/caos/generate.smk", "src/halluscope/stages/generate.py"],
         ["results/responses"],
         ["results/data"],
@@ -141,7 +167,6 @@ STAGES: list[Stage] = [
     Stage(
         "extract",
         "extract_all",
-        ["extract", "models"],
         [
             "src/halluscope/benchmarks/caos/extract.smk",
             "src/halluscope/stages/extract.py",
@@ -153,7 +178,6 @@ STAGES: list[Stage] = [
     Stage(
         "oracle",
         "oracle_all",
-        ["oracle", "models"],
         [
             "src/halluscope/benchmarks/caos/oracle.smk",
             "src/halluscope/stages/oracle.py",
@@ -166,7 +190,6 @@ STAGES: list[Stage] = [
     Stage(
         "embed",
         "embed_all",
-        ["embed", "caos.frequent"],
         ["src/halluscope/benchmarks/caos/embed.smk", "src/halluscope/stages/embed.py"],
         ["results/embeddings"],
         ["results/objects", "results/data"],
@@ -175,7 +198,6 @@ STAGES: list[Stage] = [
     Stage(
         "score",
         "score_all",
-        ["caos.k", "caos.k_max", "caos.frequent", "tables.table1_instructions"],
         [
             *CAOS_RULES,
             "src/halluscope/benchmarks/caos/score.py",
@@ -189,15 +211,6 @@ STAGES: list[Stage] = [
         "figures",
         "figures_all",
         [
-            "figures",
-            "caos.k",
-            "caos.frequent",
-            "embed.specs",
-            "trihe.judges",
-            "phd.modes",
-            "nope.enabled",
-        ],
-        [
             "rules/figures.smk",
             *CAOS_RULES,
             "src/halluscope/benchmarks/caos/report.py",
@@ -207,22 +220,11 @@ STAGES: list[Stage] = [
         ["results/figures"],
         ["results/scores", "results/trihe", "results/phd", "results/nope"],
         "Figures 3-6, Tri-HE bars, PhD heatmap, NOPE question types",
+        shape=_figure_files,
     ),
     Stage(
         "tables",
         "tables metrics",
-        [
-            "tables",
-            "caos.k",
-            "caos.frequent",
-            "caos.sensitivity",
-            "embed.specs",
-            "generate.models",
-            "trihe.judges",
-            "trihe.mitigation",
-            "phd.modes",
-            "nope.enabled",
-        ],
         [
             "rules/tables.smk",
             *CAOS_RULES,
@@ -237,6 +239,7 @@ STAGES: list[Stage] = [
         "Tables 1-2 (LaTeX + CSV twins), Tri-HE, PhD and NOPE tables, metrics JSON and headline",
         metrics=["metrics"],
         files=["results/metrics/{profile}.json"],
+        shape=_table_files,
     ),
 ]
 
@@ -311,7 +314,7 @@ def dvc_yaml() -> str:
                 *dvc_code_deps(stage, root),
                 *(f"{u}/{profile}" for u in stage.upstream),
             ],
-            "params": list(stage.params),
+            "params": stage_params(stage, root),
             # only the params.yaml profile's folders: other profiles' results are not DVC's
             "outs": [
                 {path: {"persist": True}}
@@ -332,6 +335,24 @@ def dvc_yaml() -> str:
     )
     document = {"stages": stages, "plots": dvc_plots(profile)}
     return header + yaml.safe_dump(document, sort_keys=False, width=100)
+
+
+def stage_params(stage: Stage, root: Path | None = None) -> list[str]:
+    """The dotted ``params.yaml`` keys a DVC stage reads: those the ``from_config`` of its
+    rules' settings read (:func:`halluscope.settings.read_keys`), on the params.yaml config, and
+    those that decide which files its target builds (``shape``); as ``params.yaml`` holds them
+    (:func:`halluscope.settings.params_keys`)."""
+    from halluscope.config import load
+    from halluscope.rule_settings import stage_settings
+    from halluscope.settings import KeyRecorder, params_keys, read_keys
+
+    root = root or Path(__file__).resolve().parents[2]
+    config = load(root / "params.yaml")
+    profile = str(config["profile"])
+    recorder = KeyRecorder(config)
+    built = stage.shape(recorder, profile) if stage.shape else None
+    keys = read_keys(stage_settings(stage, built, profile, root), config) | recorder.keys_read
+    return params_keys(keys, yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")))
 
 
 def dvc_profile(root: Path | None = None) -> str:

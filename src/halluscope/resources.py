@@ -116,24 +116,24 @@ def _embed(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
 
 
 def _trihe_triplets(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import TripletSettings, extractor_settings
+    from halluscope.benchmarks.trihe.stages import TripletSettings
 
-    settings = TripletSettings.from_mapping(extractor_settings(config))
+    settings = TripletSettings.from_config(config)
     return _llm(settings.llm, "trihe.extractor.llm")
 
 
 def _trihe_judge(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import JudgeSettings, judge_settings
+    from halluscope.benchmarks.trihe.stages import JudgeSettings
 
-    settings = JudgeSettings.from_mapping(judge_settings(config))
+    settings = JudgeSettings.from_config(config)
     encoders = [ENCODER_NEEDS] * (1 + (settings.nli_model is not None))  # encoder, NLI model
     return encoders + _llm(settings.llm, "trihe.judge.llm")
 
 
 def _nope_generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.nope.stages import GeneratorSettings, generator_settings
+    from halluscope.benchmarks.nope.stages import GeneratorSettings
 
-    return _llm(GeneratorSettings.from_mapping(generator_settings(config)).llm, "nope.llm")
+    return _llm(GeneratorSettings.from_config(config).llm, "nope.llm")
 
 
 def _benchmark_answering_rules() -> list[str]:

@@ -67,9 +67,10 @@ class Benchmark:
 
     name: str
     title: str
-    # Params keys of its DVC stage when the demo profile runs it (empty: not a DVC stage), and the
-    # data files that stage reads besides the package's code.
-    dvc_params: tuple[str, ...] = ()
+    # Whether it is a DVC stage of its own (the demo profile runs it; its params are the keys its
+    # rules' settings read, halluscope.registry), and the data files that stage reads besides the
+    # package's code.
+    dvc_stage: bool = False
     dvc_data: tuple[str, ...] = ()
     # Whether a profile without its params section (or without ``enabled``) runs it: only CAOS,
     # the paper's own benchmark, which every caption profile scores.
@@ -175,38 +176,28 @@ def _captions(folder: Path) -> tuple[Caption, ...]:
     return tuple(out)
 
 
-#: Generation settings every answering benchmark's DVC stage reads.
-ANSWERING = (
-    "models",
-    "generate.models",
-    "generate.seed",
-    "generate.max_new_tokens",
-    "generate.temperature",
-    "generate.template_version",
-)
-
 BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark("pope", "POPE questions, answers and scores", dvc_params=("pope", *ANSWERING)),
+    Benchmark("pope", "POPE questions, answers and scores", dvc_stage=True),
     # CAOS lists its own tables and figures (report_files.py: they depend on tables.published
     # and tables.compare_with); its DVC stages are score, figures and tables (registry.STAGES).
     Benchmark("caos", "CAOS scores, summary, Tables 1-2, Figures 3-6", enabled_by_default=True),
     Benchmark(
         "trihe",
         "Tri-HE answers, triplets, judgements, Hallu_Q / Hallu_I",
-        dvc_params=("trihe", *ANSWERING),
+        dvc_stage=True,
         dvc_data=("data/demo/trihe_questions.yaml",),
     ),
     Benchmark(
         "phd",
         "PhD prompts, answers and PhD Index per mode x task",
-        dvc_params=("phd", *ANSWERING),
+        dvc_stage=True,
         dvc_data=("data/demo/phd_questions.yaml",),
     ),
     Benchmark("amber", "AMBER (generative task)"),
     Benchmark(
         "nope",
         "NOPE questions (list-then-rewrite), answers, accuracy / METEOR / NegP accuracy",
-        dvc_params=("nope", *ANSWERING),
+        dvc_stage=True,
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
 )

@@ -1,8 +1,8 @@
 """Declarative argparse helpers shared by ``halluscope.cli`` and the stage command modules.
 
 Why one module: every stage subcommand is a list of ``(flag, kind)`` pairs of the same few kinds
-(a path, a string, JSON, an integer, input files), and every model-answering stage takes the
-same model, generation and cache flags. Not a command module itself: the leading underscore
+(its settings, a path, input files, JSON of paths), and every model-answering stage takes the
+same settings, items, cache and output flags. Not a command module itself: the leading underscore
 keeps it out of the discovery in :func:`halluscope.cli._add_command_modules`.
 """
 
@@ -17,26 +17,31 @@ from typing import Any
 from halluscope.io import InputError
 
 PATH_FLAG = {"type": Path, "required": True}
-TEXT_FLAG = {"required": True}
 JSON_FLAG = {"type": json.loads, "required": True}
-INT_FLAG = {"type": int, "required": True}
 FILES = {"type": Path, "nargs": "+"}
 PATHS = {"type": Path, "nargs": "+", "required": True}
 """One path or more per flag, paired by position with the command's other PATHS flags
 (:func:`paired`): one job runs a stage for every model (or instruction, figure), in one process."""
-DATASET = {"default": "demo", "help": "the dataset the table's captions describe"}
+SETTINGS = (
+    "--settings",
+    {
+        "required": True,
+        "metavar": "JSON",
+        "help": "the stage's settings (built in the rule by <Settings>.from_config), as JSON",
+    },
+)
+"""The one params value of a stage (:class:`halluscope.settings.StageSettings`): every other flag
+of a stage is an input, output or log path."""
 
 ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
+    SETTINGS,
     ("--items", PATH_FLAG),
-    ("--model-id", TEXT_FLAG),
-    ("--model", JSON_FLAG),
-    ("--generation", JSON_FLAG),
-    ("--template-version", TEXT_FLAG),
-    ("--cache-mode", TEXT_FLAG),
     ("--cache", PATH_FLAG),
     ("--out", PATH_FLAG),
 )
-"""The flags of every ``stage-*-answers`` command but its questions file (and its own extras)."""
+"""The flags of every ``stage-*-answers`` command but its questions file: the settings
+(:class:`~halluscope.stages.answering.AnswerSettings`), the items, the response cache, the
+output."""
 
 
 def add(
@@ -54,21 +59,22 @@ def add(
     parser.set_defaults(func=func)
 
 
-def answer_settings(args: argparse.Namespace) -> Any:
-    """The typed :class:`~halluscope.stages.answering.AnswerSettings` (the model asked with the
-    ``generate`` block, the response cache) built from the shared flags of the answers stages."""
+def answer_settings(args: argparse.Namespace, settings: type | None = None) -> Any:
+    """The answers stage's ``--settings`` (``settings``: an
+    :class:`~halluscope.stages.answering.AnswerSettings` class, that class by default) with the
+    response cache of ``--cache``."""
+    import dataclasses
+
     from halluscope.stages.answering import AnswerSettings
-    from halluscope.stages.llm import LLMSettings
 
-    block = {**args.generation, "template_version": args.template_version}
-    block["cache_mode"] = args.cache_mode
-    return AnswerSettings(LLMSettings.from_generation(args.model_id, args.model, block), args.cache)
+    value = (settings or AnswerSettings).from_json(args.settings)
+    return dataclasses.replace(value, cache_dir=args.cache)
 
 
-def answer_inputs(args: argparse.Namespace, questions: Path) -> tuple:
+def answer_inputs(args: argparse.Namespace, questions: Path, settings: type | None = None) -> tuple:
     """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
     questions file (``--questions`` or ``--prompts``) and the :func:`answer_settings`."""
-    return args.items, questions, answer_settings(args)
+    return args.items, questions, answer_settings(args, settings)
 
 
 def paired(args: argparse.Namespace, *flags: str) -> list[tuple[Any, ...]]:

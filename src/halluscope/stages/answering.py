@@ -12,13 +12,14 @@ old key; every other backend never sees it and keeps its cache keys.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Backend, Request, Response, reads_answer_key
-from halluscope.stages.llm import LLMSettings
+from halluscope.settings import StageSettings
+from halluscope.stages.llm import LLMSettings, generation_block
 
 
 def resolve(
@@ -40,12 +41,22 @@ def resolve(
 
 
 @dataclass(frozen=True)
-class AnswerSettings:
+class AnswerSettings(StageSettings):
     """The typed settings of every benchmark's answers stage: who answers and how (``llm``: the
-    model of ``models.<id>`` asked with the ``generate`` block) and the response cache folder."""
+    model of ``models.<id>`` asked with the ``generate`` block) and the response cache folder
+    (a path, not a param: the stage command sets it from ``--cache``)."""
 
     llm: LLMSettings
-    cache_dir: Path
+    cache_dir: Path | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], model: str) -> AnswerSettings:
+        block = generation_block(config["generate"])
+        return cls(LLMSettings.from_block(config, block, "generate", model=model))
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"model": m} for m in config["generate"]["models"]]
 
 
 @dataclass(frozen=True)

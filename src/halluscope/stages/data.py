@@ -18,23 +18,36 @@ checksums verified).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
+from halluscope.settings import StageSettings, plain
 
 DATASETS = ("demo", "pope-captions", "coco")
 
 
+#: The keys of section ``data`` the loaders read as options (the others are the dataset and the
+#: demo's annotations).
+OPTION_KEYS = ("image_list", "gt_variant", "images", "limit")
+
+
 @dataclass(frozen=True)
-class DataSettings:
+class DataSettings(StageSettings):
     """What the data stage reads from params (section ``data``): the dataset, the demo's
     annotations file, and the loader's options (``limit``, data files of a profile)."""
 
     dataset: str
     annotations: Path
     options: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> DataSettings:
+        data = config["data"]
+        options = {k: plain(data[k]) for k in OPTION_KEYS if k in data}
+        return cls(data["dataset"], Path(data["annotations"]), options)
 
 
 def run(settings: DataSettings, items: Path, images: Path) -> None:

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.io import read_jsonl, write_json
+from halluscope.settings import StageSettings, plain
 from halluscope.stages.data import load_items
 
 
 @dataclass(frozen=True)
-class EmbedSettings:
+class EmbedSettings(StageSettings):
     """What one embed job reads from params: the embedder id and its spec (``embed.specs``) and
     the K order of CAOS (``caos.frequent``), whose names are embedded too."""
 
     embedder_id: str
     spec: dict
     frequent: str | list[str]
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], embedder: str) -> EmbedSettings:
+        spec = plain(config["embed"]["specs"][embedder])
+        return cls(embedder, spec, plain(config["caos"]["frequent"]))
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"embedder": e} for e in config["embed"]["embedders"]]
 
 
 def run(

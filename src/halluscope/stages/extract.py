@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.settings import StageSettings
 from halluscope.stages.llm import LLMSettings
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
 
 
 @dataclass(frozen=True)
-class ExtractSettings:
+class ExtractSettings(StageSettings):
     """What one extract job reads from params: the method (``extract.method``), the rule parser's
     synonyms and word normalisation, the out-of-domain lexicon, and the extractor LLM of this
     job's instruction (:func:`instruction_llm`; ``None``: no LLM for this file)."""
@@ -48,13 +49,23 @@ class ExtractSettings:
     lexicon: str
     llm: LLMSettings | None = None
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], instruction: str) -> ExtractSettings:
+        ext = config["extract"]
+        llm = instruction_llm(config, instruction)
+        return cls(ext["method"], ext["synonyms"], ext["variant"], ext["ood_lexicon"], llm)
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"instruction": i} for i in config["generate"]["instructions"]]
+
 
 def instruction_llm(config: Mapping[str, Any], instruction: str) -> LLMSettings | None:
     """The extractor LLM (``extract.llm``) of one instruction's extract job, or ``None`` when
     the method has no LLM or ``extract.llm_instructions`` leaves the instruction out.
 
-    Called by CAOS's rules (``benchmarks/caos/extract.smk``) so the settings reach the job as a
-    tracked ``params:`` value.
+    Part of the job's :class:`ExtractSettings`, and of the job priority of CAOS's rules
+    (``benchmarks/caos/common.smk``).
     """
     ext = config["extract"]
     if "llm" not in str(ext.get("method", "")).split("+"):

@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from halluscope.settings import StageSettings
 from halluscope.stages.data import load_items
+from halluscope.stages.llm import LLMSettings, generation_block
 
 if TYPE_CHECKING:
     from halluscope.stages.answering import AnswerSettings
+
+
+@dataclass(frozen=True)
+class GenerateSettings(StageSettings):
+    """What one generate job reads from params: the model (``models.<model>``) asked with the
+    ``generate`` block, and the instruction's id and text (``instructions.<instruction>``)."""
+
+    llm: LLMSettings
+    instruction_id: str
+    instruction: str
+
+    @classmethod
+    def from_config(
+        cls, config: Mapping[str, Any], model: str, instruction: str
+    ) -> GenerateSettings:
+        block = generation_block(config["generate"])
+        llm = LLMSettings.from_block(config, block, "generate", model=model)
+        return cls(llm, instruction, config["instructions"][instruction])
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        generate = config["generate"]
+        return [
+            {"model": m, "instruction": i}
+            for m in generate["models"]
+            for i in generate["instructions"]
+        ]
 
 
 def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from halluscope.settings import plain
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "config" / "params.schema.json"
 """The params schema (:data:`halluscope.config.SCHEMA_PATH`; named here so that a stage reading
@@ -90,13 +92,13 @@ class LLMSettings:
         ``$defs/generation`` and ``$defs/llm``; absent ones take the schema's defaults). A
         ``stop_rule`` of ``none`` stays out of ``params``, so blocks without one keep their
         cache keys."""
-        value = {**defaults(), **block}
-        params = {k: block[k] for k in GENERATION_KEYS if k in block}
+        value = {**defaults(), **plain(block)}
+        params = {k: value[k] for k in GENERATION_KEYS if k in block}
         if value["stop_rule"] != "none":
             params["stop_rule"] = value["stop_rule"]
         return cls(
             model_id=str(model_id),
-            spec=dict(spec),
+            spec=plain(spec),
             params=params,
             batch_size=int(value["batch_size"]),
             template_version=str(value["template_version"]),
@@ -105,14 +107,3 @@ class LLMSettings:
             grammar=str(value["grammar"]),
             reply_rule=str(value["reply_rule"]),
         )
-
-    @classmethod
-    def from_mapping(cls, value: Mapping[str, Any], what: str = "LLM settings") -> LLMSettings:
-        """From :meth:`as_dict` (the JSON value a rule passes); errors name ``what``."""
-        from halluscope.io import dataclass_from_mapping
-
-        return dataclass_from_mapping(cls, value, what)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON value a rule passes as one tracked ``params:`` value."""
-        return asdict(self)

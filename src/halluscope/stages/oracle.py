@@ -29,19 +29,33 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.settings import StageSettings
 from halluscope.stages.data import load_items
-from halluscope.stages.llm import LLMSettings
+from halluscope.stages.llm import LLMSettings, generation_block
 
 METHODS = ("annotations", "ensemble", "none")
 
 
 @dataclass(frozen=True)
-class OracleSettings:
+class OracleSettings(StageSettings):
     """What one oracle job reads from params (section ``oracle``): the method and, for
     ``ensemble``, the member models, each asked with the section's generation block."""
 
     method: str
     members: tuple[LLMSettings, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> OracleSettings:
+        """The members in id order (the order of the vote records and the accuracy report)."""
+        oracle = config["oracle"]
+        if oracle["method"] != "ensemble":
+            return cls(oracle["method"])
+        block = generation_block(oracle)
+        members = tuple(
+            LLMSettings.from_block(config, block, "oracle.members", model=model_id)
+            for model_id in sorted(oracle.get("members", []))
+        )
+        return cls(oracle["method"], members)
 
 
 def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.io import InputError, atomic_write_bytes, atomic_write_text
+from halluscope.settings import StageSettings, param
+
+
+@dataclass(frozen=True)
+class AssembleSettings(StageSettings):
+    """What rule ``tables`` reads from params: the profile whose tables it assembles."""
+
+    run: str = param("profile")
 
 
 def metrics(args: argparse.Namespace) -> None:
@@ -108,16 +117,17 @@ def assemble(args: argparse.Namespace) -> None:
     ``results/tables/<run>/``, plus every other profile's tables copied again from its own
     ``results/report/<profile>/`` folder, so running one profile never removes another's tables
     (Snakemake empties a ``directory()`` output before the job; one rule owns that folder)."""
+    run = AssembleSettings.from_json(args.settings).run
     out = Path(args.out_dir)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / args.run).mkdir(parents=True)
+    (tmp / run).mkdir(parents=True)
     for table in map(Path, args.tables):
-        atomic_write_bytes(tmp / args.run / table.name, table.read_bytes())
+        atomic_write_bytes(tmp / run / table.name, table.read_bytes())
     root = Path(args.report_root)
     for other in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         tables = sorted([*other.glob("*.tex"), *other.glob("*.csv")])
-        if other.name == args.run or not tables:
+        if other.name == run or not tables:
             continue
         (tmp / other.name).mkdir()
         for path in tables:

@@ -11,14 +11,11 @@ from typing import Any
 from halluscope.commands._args import (
     ANSWER_ARGS,
     FILES,
-    JSON_FLAG,
     PATH_FLAG,
-    TEXT_FLAG,
+    SETTINGS,
     add,
     answer_inputs,
 )
-
-FLOAT = {"type": float, "required": True}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,8 +25,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-amber-prompts",
         "AMBER generative prompts with their annotations",
         _prompts,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--annotations", PATH_FLAG),
         ("--out", PATH_FLAG),
     )
     add(subparsers, "stage-amber-answers", "AMBER answers of one model", _answers,
@@ -39,12 +36,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-amber-score",
         "AMBER CHAIR / Cover / Hal / Cog of one model",
         _score,
+        SETTINGS,
         ("--answers", PATH_FLAG),
-        ("--annotations", PATH_FLAG),
-        ("--relation", PATH_FLAG),
-        ("--safe-words", PATH_FLAG),
-        ("--similarity", TEXT_FLAG),
-        ("--threshold", FLOAT),
         ("--out", PATH_FLAG),
     )
     add(
@@ -52,8 +45,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-amber-table",
         "AMBER LaTeX table and CSV twin",
         _table,
-        ("--models", JSON_FLAG),
-        ("--dataset", TEXT_FLAG),
+        SETTINGS,
         ("--out", PATH_FLAG),
         ("reports", FILES),
     )
@@ -61,8 +53,10 @@ def add_parser(subparsers: Any) -> None:
 
 def _prompts(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.amber import stages
+    from halluscope.benchmarks.amber.settings import PromptSettings
 
-    stages.prompts(args.items, args.annotations, args.out)
+    settings = PromptSettings.from_json(args.settings)
+    stages.prompts(args.items, settings.annotations, args.out)
 
 
 def _answers(args: argparse.Namespace) -> None:
@@ -73,20 +67,19 @@ def _answers(args: argparse.Namespace) -> None:
 
 def _score(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.amber import stages
+    from halluscope.benchmarks.amber.settings import ScoreSettings
 
+    s = ScoreSettings.from_json(args.settings)
     stages.score(
-        args.answers,
-        args.annotations,
-        args.relation,
-        args.safe_words,
-        args.similarity,
-        args.threshold,
-        args.out,
+        args.answers, s.annotations, s.relation, s.safe_words, s.similarity, s.threshold, args.out
     )
 
 
 def _table(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.amber import stages
+    from halluscope.benchmarks.amber.settings import TableSettings
     from halluscope.io import reports_by_model
 
-    stages.table(reports_by_model(args.reports, args.models), args.models, args.dataset, args.out)
+    settings = TableSettings.from_json(args.settings)
+    reports = reports_by_model(args.reports, settings.models)
+    stages.table(reports, settings.models, settings.run, args.out)

@@ -2,7 +2,9 @@
 # Cog per model -> table. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/amber/stages.py. Enabled by a params section `amber:` (profile
 # config/profiles/amber-gen.yaml); absent or `enabled: false` = no AMBER job.
+from halluscope.benchmarks.amber import settings as amber_settings
 from halluscope.resources import model_resources
+from halluscope.stages.answering import AnswerSettings
 
 include: "common.smk"
 
@@ -14,15 +16,15 @@ rule amber_prompts:
     output:
         "results/amber/{dataset}/prompts.jsonl",
     params:
-        annotations=amber_file("annotations"),
+        settings=settings_arg(amber_settings.PromptSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/amber/{dataset}/prompts.log",
     shell:
-        "halluscope stage amber-prompts --items {input.item_file} "
-        "--annotations {params.annotations} --out {output} > {log} 2>&1"
+        "halluscope stage amber-prompts --settings {params.settings:q} --items {input.item_file} "
+        "--out {output} > {log} 2>&1"
 
 
 rule amber_answers:
@@ -33,10 +35,7 @@ rule amber_answers:
     output:
         "results/amber/{dataset}/{model}/answers.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
+        settings=settings_arg(AnswerSettings, "model"),
         code=code_version("amber"),
     resources:
         **model_resources(config, "amber_answers"),
@@ -45,10 +44,8 @@ rule amber_answers:
     log:
         "logs/amber/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage amber-answers --items {input.item_file} --prompts {input.prompts} "
-        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage amber-answers --settings {params.settings:q} --items {input.item_file} "
+        "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule amber_score:
@@ -58,21 +55,15 @@ rule amber_score:
     output:
         "results/amber/{dataset}/{model}/scores.json",
     params:
-        annotations=amber_file("annotations"),
-        relation=amber_file("relation"),
-        safe_words=amber_file("safe_words"),
-        similarity=AMBER.get("similarity", "none"),
-        threshold=AMBER.get("threshold", 0.8),
+        settings=settings_arg(amber_settings.ScoreSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/amber/{dataset}/{model}/score.log",
     shell:
-        "halluscope stage amber-score --answers {input} --annotations {params.annotations} "
-        "--relation {params.relation} --safe-words {params.safe_words} "
-        "--similarity {params.similarity} --threshold {params.threshold} --out {output} "
-        "> {log} 2>&1"
+        "halluscope stage amber-score --settings {params.settings:q} --answers {input} "
+        "--out {output} > {log} 2>&1"
 
 
 rule amber_table:
@@ -89,15 +80,15 @@ rule amber_table:
             labels={"name": report_title("amber_table"), "profile": "{dataset}"},
         ),
     params:
-        models=json_arg(MODELS),
+        settings=settings_arg(amber_settings.TableSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/amber/{dataset}/table.log",
     shell:
-        "halluscope stage amber-table --models {params.models} --dataset {wildcards.dataset} "
-        "--out {output.table} {input} > {log} 2>&1"
+        "halluscope stage amber-table --settings {params.settings:q} --out {output.table} {input} "
+        "> {log} 2>&1"
 
 
 rule amber_all:

@@ -1,6 +1,7 @@
 # CAOS's caption pipeline, step 4: vectors of every object name, GT object and K object
 # (halluscope.stages.embed; K: k_order.py).
 from halluscope.resources import model_resources
+from halluscope.stages.embed import EmbedSettings
 
 
 rule embed:
@@ -12,8 +13,7 @@ rule embed:
         vectors="results/embeddings/{dataset}/{embedder}.npz",
         missing="results/embeddings/{dataset}/{embedder}.missing.json",
     params:
-        spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
-        frequent=json_arg(config["caos"]["frequent"]),
+        settings=settings_arg(EmbedSettings, "embedder"),
         code=code_version("embed"),
     resources:
         **model_resources(config, "embed"),
@@ -23,8 +23,8 @@ rule embed:
     log:
         "logs/embed/{dataset}/{embedder}.log",
     shell:
-        "halluscope stage embed --embedder-id {wildcards.embedder} --spec {params.spec} "
-        "--frequent {params.frequent} --items {input.item_file} --out {output.vectors} "
+        "halluscope stage embed --settings {params.settings:q} "
+        "--items {input.item_file} --out {output.vectors} "
         "--missing {output.missing} {input.objects} > {log} 2>&1"
 
 

@@ -1,10 +1,10 @@
 # CAOS's caption pipeline, step 2: the ordered objects of each caption, rule-based (L1) and
 # out-of-domain (L2: lexicon and/or LLM; halluscope.stages.extract, objects/llm_extract.py).
 from halluscope.resources import model_resources
-from halluscope.stages.extract import instruction_llm as extract_llm
+from halluscope.stages.extract import ExtractSettings
 
 
-# The extractor LLM settings travel as one JSON param per job (halluscope.stages.extract.
+# The settings of a job hold the extractor LLM of its instruction (halluscope.stages.extract.
 # instruction_llm), so a change of the LLM's model spec, generation params or instruction subset
 # reruns exactly the affected extract jobs.
 rule extract:
@@ -15,11 +15,7 @@ rule extract:
     output:
         "results/objects/{dataset}/{model}/{instruction}.jsonl",
     params:
-        synonyms=config["extract"]["synonyms"],
-        variant=config["extract"]["variant"],
-        lexicon=config["extract"]["ood_lexicon"],
-        method=config["extract"]["method"],
-        llm=lambda wc: json_arg(extract_llm(config, wc.instruction)),
+        settings=settings_arg(ExtractSettings, "instruction"),
         code=code_version("extract"),
     resources:
         **model_resources(config, "extract"),
@@ -29,10 +25,8 @@ rule extract:
     log:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage extract --responses {input.responses} "
-        "--synonyms {params.synonyms} --variant {params.variant} --lexicon {params.lexicon} "
-        "--method {params.method} --llm {params.llm} --cache results/cache/responses "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
+        "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule extract_report:

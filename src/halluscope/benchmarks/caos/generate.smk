@@ -1,6 +1,7 @@
 # CAOS's caption pipeline, step 1: one caption file per model x instruction (stage code:
 # halluscope.stages.generate). Included by rules.smk.
 from halluscope.resources import model_resources
+from halluscope.stages.generate import GenerateSettings
 
 
 rule generate:
@@ -10,11 +11,7 @@ rule generate:
     output:
         "results/responses/{dataset}/{model}/{instruction}.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        instruction=lambda wc: json_arg(config["instructions"][wc.instruction]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
+        settings=settings_arg(GenerateSettings, "model", "instruction"),
         code=code_version("generate"),
     resources:
         **model_resources(config, "generate"),
@@ -24,10 +21,7 @@ rule generate:
     log:
         "logs/generate/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage generate --items {input.item_file} --model-id {wildcards.model} "
-        "--model {params.model} --instruction-id {wildcards.instruction} "
-        "--instruction {params.instruction} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
+        "halluscope stage generate --settings {params.settings:q} --items {input.item_file} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 

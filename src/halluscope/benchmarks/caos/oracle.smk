@@ -1,7 +1,7 @@
 # CAOS's caption pipeline, step 3: is each out-of-domain object in the image (halluscope.stages.
 # oracle; the LVLM-ensemble members: models/oracle.py).
 from halluscope.resources import model_resources
-from halluscope.stages.llm import generation_block
+from halluscope.stages.oracle import OracleSettings
 
 
 rule oracle:
@@ -14,13 +14,7 @@ rule oracle:
         decisions="results/oracle/{dataset}/{model}/{instruction}.jsonl",
         accuracy="results/oracle/{dataset}/{model}/{instruction}.accuracy.json",
     params:
-        method=config["oracle"]["method"],
-        members=json_arg(
-            {m: config["models"][m] for m in config["oracle"].get("members", [])}
-            if config["oracle"]["method"] == "ensemble"
-            else {}
-        ),
-        generation=json_arg(generation_block(config["oracle"])),
+        settings=settings_arg(OracleSettings),
         code=code_version("oracle"),
     resources:
         **model_resources(config, "oracle"),
@@ -30,9 +24,8 @@ rule oracle:
     log:
         "logs/oracle/{dataset}/{model}/{instruction}.log",
     shell:
-        "halluscope stage oracle decide --objects {input.objects} "
-        "--items {input.item_file} --method {params.method} --members {params.members} "
-        "--params {params.generation} --cache results/cache/responses "
+        "halluscope stage oracle decide --settings {params.settings:q} "
+        "--objects {input.objects} --items {input.item_file} --cache results/cache/responses "
         "--out {output.decisions} --accuracy {output.accuracy} > {log} 2>&1"
 
 

@@ -10,13 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
+from halluscope.benchmarks.caos.settings import setting_summary
 from halluscope.io import InputError, atomic_write_text
+from halluscope.settings import StageSettings, param, plain
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
+#: The other K orders of the sensitivity table when ``caos.sensitivity`` is not set.
+SENSITIVITY_DEFAULT = ("coco-instances", "coco-images", "paper-examples")
+
+
+def _displays(config: Mapping[str, Any]) -> dict[str, str]:
+    """The embedders' display names, ``{id: name}`` (``embed.specs.<id>.display``)."""
+    specs = config["embed"]["specs"]
+    return {e: specs[e]["display"] for e in config["embed"]["embedders"]}
 
 
 @dataclass(frozen=True)
-class FigureSettings:
+class FigureSettings(StageSettings):
     """What a CAOS figure reads from params: PNG resolution (``figures.dpi``), how many of the K
     order's first names Figure 5 leaves out (``figures.subsets_exclude_top``), the K order and
     k (``caos.frequent``, ``caos.k``), the Table 1 instructions and the embedders' display
@@ -29,9 +39,21 @@ class FigureSettings:
     table1: list[str]
     embedders: Mapping[str, str]
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> FigureSettings:
+        figures, caos = config["figures"], config["caos"]
+        return cls(
+            figures["dpi"],
+            figures["subsets_exclude_top"],
+            plain(caos["frequent"]),
+            caos["k"],
+            plain(config["tables"]["table1_instructions"]),
+            _displays(config),
+        )
+
 
 @dataclass(frozen=True)
-class TableSettings:
+class TableSettings(StageSettings):
     """What the CAOS tables read from params (``tables``, ``caos.k``, the models, instructions
     and embedders) and the setting note's summary of the whole profile."""
 
@@ -46,24 +68,40 @@ class TableSettings:
     run: str = "demo"  # the profile, for LaTeX labels
     chair_counts: str = "with-rejected-ood"
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> TableSettings:
+        tables, generate = config["tables"], config["generate"]
+        return cls(
+            tables["decimals"],
+            config["caos"]["k"],
+            plain(generate["models"]),
+            plain(generate["instructions"]),
+            _displays(config),
+            bool(tables["published"]),
+            setting_summary(config),
+            tables.get("precision_recall", "per_caption"),
+            config["profile"],
+            tables.get("chair_counts", "with-rejected-ood"),
+        )
+
 
 @dataclass(frozen=True)
-class SensitivitySettings:
+class SensitivitySettings(StageSettings):
     """What the sensitivity table reads from params: the K order and its alternatives
     (``caos.frequent``, ``caos.sensitivity``), k, the Table 1 instructions, models, embedders."""
 
-    frequent: str | list[str]
-    alternatives: list[str]
-    k: int
-    table1: list[str]
-    models: list[str]
-    embedders: list[str]
-    decimals: int
-    run: str = "demo"
+    frequent: str | list[str] = param("caos.frequent")
+    k: int = param("caos.k")
+    table1: list[str] = param("tables.table1_instructions")
+    models: list[str] = param("generate.models")
+    embedders: list[str] = param("embed.embedders")
+    decimals: int = param("tables.decimals")
+    alternatives: list[str] = param("caos.sensitivity", SENSITIVITY_DEFAULT)
+    run: str = param("profile", "demo")
 
 
 @dataclass(frozen=True)
-class ComparisonSettings:
+class ComparisonSettings(StageSettings):
     """What the with/without-LLM table reads: the models, the embedder of its CAOS rows, the
     baseline profile (``tables.compare_with``) and how many images both profiles used."""
 
@@ -73,6 +111,18 @@ class ComparisonSettings:
     run: str
     baseline: str
     n_images: str
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> ComparisonSettings:
+        tables = config["tables"]
+        return cls(
+            plain(config["generate"]["models"]),
+            config["embed"]["embedders"][0],
+            tables["decimals"],
+            config["profile"],
+            str(tables.get("compare_with")),
+            str(config["data"].get("limit") or "all"),
+        )
 
 
 def _read(path: Path):

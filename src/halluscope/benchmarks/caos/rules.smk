@@ -8,6 +8,12 @@
 # rest in src/halluscope/benchmarks/caos/ (score.py, summarize.py, report.py, k_order.py).
 
 
+from halluscope.benchmarks.caos import report as caos_report
+from halluscope.benchmarks.caos.score import ScoreSettings
+from halluscope.benchmarks.caos.settings import RateSettings
+from halluscope.benchmarks.caos.summarize import SummarizeSettings
+
+
 include: "common.smk"
 include: "generate.smk"
 include: "extract.smk"
@@ -40,11 +46,7 @@ rule score:
             instruction=INSTRUCTIONS,
         ),
     params:
-        instructions=" ".join(INSTRUCTIONS),
-        k=config["caos"]["k"],
-        k_max=config["caos"]["k_max"],
-        frequent=json_arg(config["caos"]["frequent"]),
-        spec=lambda wc: json_arg(config["embed"]["specs"][wc.embedder]),
+        settings=settings_arg(ScoreSettings, "embedder"),
         code=code_version("score"),
     priority: CAPTION_PRIORITY
     conda:
@@ -52,11 +54,9 @@ rule score:
     log:
         "logs/score/{dataset}/{embedder}/{model}.log",
     shell:
-        "halluscope stage score --objects {input.objects} --oracle {input.oracle} "
-        "--items {input.item_file} --vectors {input.vectors} --k {params.k} --k-max {params.k_max} "
-        "--frequent {params.frequent} --model-id {wildcards.model} "
-        "--instruction-id {params.instructions} --embedder-id {wildcards.embedder} "
-        "--out-captions {output.captions} --out-objects {output.objects} > {log} 2>&1"
+        "halluscope stage score --settings {params.settings:q} --objects {input.objects} "
+        "--oracle {input.oracle} --items {input.item_file} --vectors {input.vectors} "
+        "--model-id {wildcards.model} --out-captions {output.captions} --out-objects {output.objects} > {log} 2>&1"
 
 
 rule summarize:
@@ -68,7 +68,7 @@ rule summarize:
         summary="results/scores/{dataset}/summary.csv",
         objects="results/scores/{dataset}/objects.csv",
     params:
-        table1=json_arg(config["tables"]["table1_instructions"]),
+        settings=settings_arg(SummarizeSettings),
         code=code_version("score"),
     priority: CAPTION_PRIORITY
     conda:
@@ -76,7 +76,7 @@ rule summarize:
     log:
         "logs/summarize/{dataset}.log",
     shell:
-        "halluscope stage summarize --table1 {params.table1} "
+        "halluscope stage summarize --settings {params.settings:q} "
         "--out-summary {output.summary} --out-objects {output.objects} "
         "--pope {input.pope} -- {input.captions} > {log} 2>&1"
 
@@ -117,16 +117,9 @@ rule figure:
             for figure in CAOS_FIGURES
         ],
     params:
-        figures=" ".join(CAOS_FIGURES),
-        stems=lambda wc: expand(
-            "results/figures/{dataset}/{figure}", dataset=wc.dataset, figure=CAOS_FIGURES
-        ),
-        dpi=config["figures"]["dpi"],
-        exclude_top=config["figures"]["subsets_exclude_top"],
-        frequent=json_arg(config["caos"]["frequent"]),
-        k=config["caos"]["k"],
-        table1=json_arg(config["tables"]["table1_instructions"]),
-        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        settings=settings_arg(caos_report.FigureSettings),
+        stems=lambda wc, output: [path.removesuffix(".pdf") for path in output.pdf],
+        figures=lambda wc, output: [os.path.basename(p).removesuffix(".pdf") for p in output.pdf],
         code=code_version("figures"),
     priority: CAPTION_PRIORITY
     conda:
@@ -134,11 +127,9 @@ rule figure:
     log:
         "logs/figures/{dataset}/caos.log",
     shell:
-        "halluscope stage figure --figure {params.figures} "
-        "--summary {input.summary} --objects {input.objects} --dpi {params.dpi} "
-        "--exclude-top {params.exclude_top} --frequent {params.frequent} --k {params.k} "
-        "--table1 {params.table1} --embedders {params.embedders} "
-        "--out-stem {params.stems} > {log} 2>&1"
+        "halluscope stage figure --settings {params.settings:q} --figure {params.figures} "
+        "--summary {input.summary} --objects {input.objects} --out-stem {params.stems} "
+        "> {log} 2>&1"
 
 
 rule caos_tables:
@@ -171,27 +162,14 @@ rule caos_tables:
             captions=".",
         ),
     params:
-        published="--published" if config["tables"]["published"] else "",
-        precision_recall=config["tables"].get("precision_recall", "per_caption"),
-        chair_counts=config["tables"].get("chair_counts", "with-rejected-ood"),
-        setting=json_arg(setting_summary()),
-        decimals=config["tables"]["decimals"],
-        k=config["caos"]["k"],
-        models=json_arg(MODELS),
-        instructions=json_arg(INSTRUCTIONS),
-        embedders=json_arg({e: config["embed"]["specs"][e]["display"] for e in EMBEDDERS}),
+        settings=settings_arg(caos_report.TableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/tables/{dataset}.log",
     shell:
-        "halluscope stage tables --summary {input.summary} "
-        "--decimals {params.decimals} --k {params.k} --models {params.models} "
-        "--instructions {params.instructions} --embedders {params.embedders} "
-        "{params.published} --setting {params.setting} "
-        "--precision-recall {params.precision_recall} --chair-counts {params.chair_counts} "
-        "--run {wildcards.dataset} "
+        "halluscope stage tables --settings {params.settings:q} --summary {input.summary} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
@@ -205,25 +183,16 @@ rule caos_sensitivity:
         table="results/report/{dataset}/caos_sensitivity.tex",
         twin=report_csvs("results/report/{dataset}/caos_sensitivity.csv", "CAOS", captions="."),
     params:
+        settings=settings_arg(caos_report.SensitivitySettings),
         vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
-        frequent=json_arg(config["caos"]["frequent"]),
-        alternatives=json_arg(config["caos"].get("sensitivity", SENSITIVITY_DEFAULT)),
-        k=config["caos"]["k"],
-        table1=json_arg(config["tables"]["table1_instructions"]),
-        models=json_arg(MODELS),
-        embedders=json_arg(EMBEDDERS),
-        decimals=config["tables"]["decimals"],
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/tables/{dataset}.sensitivity.log",
     shell:
-        "halluscope stage sensitivity --summary {input.summary} --objects {input.objects} "
-        "--vectors {params.vectors} --frequent {params.frequent} "
-        "--alternatives {params.alternatives} --k {params.k} --table1 {params.table1} "
-        "--models {params.models} --embedders {params.embedders} "
-        "--decimals {params.decimals} --run {wildcards.dataset} "
+        "halluscope stage sensitivity --settings {params.settings:q} --summary {input.summary} "
+        "--objects {input.objects} --vectors {params.vectors} "
         "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
@@ -254,25 +223,16 @@ rule caos_sensitivity_p:
         objects=lambda wc, input: json_arg(by_model_instruction(input.objects)),
         oracle=lambda wc, input: json_arg(by_model_instruction(input.oracle)),
         vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
-        frequent=json_arg(config["caos"]["frequent"]),
-        k=config["caos"]["k"],
-        k_max=config["caos"]["k_max"],
-        table1=json_arg(config["tables"]["table1_instructions"]),
-        models=json_arg(MODELS),
-        embedders=json_arg(EMBEDDERS),
-        decimals=config["tables"]["decimals"],
+        settings=settings_arg(RateSettings),
         code=code_version("caos"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/tables/{dataset}.sensitivity_p.log",
     shell:
-        "halluscope stage sensitivity-p --summary {input.summary} --objects {params.objects} "
-        "--oracle {params.oracle} --items {input.item_file} --vectors {params.vectors} "
-        "--frequent {params.frequent} --k {params.k} --k-max {params.k_max} "
-        "--table1 {params.table1} --models {params.models} --embedders {params.embedders} "
-        "--decimals {params.decimals} --run {wildcards.dataset} "
-        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+        "halluscope stage sensitivity-p --settings {params.settings:q} --summary {input.summary} "
+        "--objects {params.objects} --oracle {params.oracle} --items {input.item_file} "
+        "--vectors {params.vectors} --out-dir results/report/{wildcards.dataset} > {log} 2>&1"
 
 
 rule llm_comparison:
@@ -286,18 +246,13 @@ rule llm_comparison:
         table="results/report/{dataset}/llm_comparison.tex",
         twin=report_csvs("results/report/{dataset}/llm_comparison.csv", "CAOS", captions="."),
     params:
-        models=json_arg(MODELS),
-        embedder=EMBEDDERS[0],
-        decimals=config["tables"]["decimals"],
-        baseline=config["tables"].get("compare_with"),
-        n_images=config["data"].get("limit") or "all",
+        settings=settings_arg(caos_report.ComparisonSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/tables/{dataset}.llm_comparison.log",
     shell:
-        "halluscope stage llm-comparison --with-llm {input.with_llm} "
-        "--without-llm {input.without_llm} --models {params.models} --embedder {params.embedder} "
-        "--decimals {params.decimals} --run {wildcards.dataset} --baseline {params.baseline} "
-        "--n-images {params.n_images} --out {output.table} {input.objects} > {log} 2>&1"
+        "halluscope stage llm-comparison --settings {params.settings:q} "
+        "--with-llm {input.with_llm} --without-llm {input.without_llm} --out {output.table} "
+        "{input.objects} > {log} 2>&1"

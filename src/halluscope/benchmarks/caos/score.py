@@ -12,8 +12,10 @@ with all of them present / all absent (``*_if_present``, ``*_if_absent``), the t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.metric import (
@@ -24,6 +26,7 @@ from halluscope.benchmarks.caos.metric import (
     distinct_objects,
 )
 from halluscope.io import read_jsonl
+from halluscope.settings import StageSettings, plain
 from halluscope.stages.csvio import write_csv
 from halluscope.stages.data import load_items
 from halluscope.stages.oracle import load_decisions
@@ -78,14 +81,35 @@ def caption_objects(record: dict, gt: set[str], decisions: dict) -> list[Caption
 
 
 @dataclass(frozen=True)
-class ScoreSettings:
+class ScoreSettings(StageSettings):
     """What a score job reads of ``params.yaml``: ``caos.k`` (Algorithm 1's K), ``caos.k_max``
     (the K-sweep's largest K) and ``caos.frequent`` (the frequent-object list K is taken from, or
-    ``coco-instances`` / ``coco-images``); rule ``score`` passes them as flags."""
+    ``coco-instances`` / ``coco-images``); for rule ``score``, the instructions a job scores (in
+    the order of its input and output files) and its embedder with the embedder's spec (its
+    vectors are an ``ancient()`` input: a change of the spec reruns the job through this field)."""
 
     k: int
     k_max: int
     frequent: str | list[str]
+    instructions: list[str] = field(default_factory=list)
+    embedder: str = ""
+    embedder_spec: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], embedder: str) -> ScoreSettings:
+        caos = config["caos"]
+        return cls(
+            caos["k"],
+            caos["k_max"],
+            plain(caos["frequent"]),
+            plain(config["generate"]["instructions"]),
+            embedder,
+            plain(config["embed"]["specs"][embedder]),
+        )
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"embedder": e} for e in config["embed"]["embedders"]]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from halluscope.benchmarks.caos.metric import (
     aggregate,
     distinct_objects,
 )
+from halluscope.benchmarks.caos.settings import RateSettings
 from halluscope.benchmarks.caos.tables import (
     BOUND_SUFFIXES,
     CAOS_COLUMNS,
@@ -213,21 +214,6 @@ def load_captions(
             objs = distinct_objects(caption_objects(rec, gt, decisions))
             out.append(Caption((model, instruction, str(image_id)), sorted(gt), objs))
     return out
-
-
-@dataclass(frozen=True)
-class RateSettings:
-    """What the view reads from params: models, embedders (id -> display name), the Table 1
-    instructions, caos.k / k_max / frequent, decimals and the profile (LaTeX labels)."""
-
-    models: list[str]
-    embedders: list[str]
-    table1: list[str]
-    k: int
-    k_max: int
-    frequent: str | list[str]
-    decimals: int
-    run: str = "demo"
 
 
 def rate_records(

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
+from halluscope.settings import StageSettings, param
 from halluscope.stages.csvio import as_float, read_csv, write_csv
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
@@ -151,11 +152,11 @@ def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class SummarizeSettings:
+class SummarizeSettings(StageSettings):
     """What the summary reads from params: the Table 1 instructions (``tables.table1_instructions``)
     pooled into the ``table1`` rows."""
 
-    table1: list[str]
+    table1: list[str] = param("tables.table1_instructions")
 
 
 def run(

@@ -13,17 +13,15 @@ import argparse
 import contextlib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.nope import check
 from halluscope.commands._args import (
     ANSWER_ARGS,
     FILES,
-    INT_FLAG,
-    JSON_FLAG,
     PATH_FLAG,
     PATHS,
+    SETTINGS,
     add,
     answer_inputs,
     paired,
@@ -38,12 +36,10 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-generate",
         "NOPE list-then-rewrite for one shard of the items",
         _generate,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--generator", JSON_FLAG),
-        ("--fallback", {"type": Path, "default": None}),
         ("--cache", PATH_FLAG),
-        ("--shard", INT_FLAG),
-        ("--shards", INT_FLAG),
+        ("--shard", {"type": int, "required": True}),
         ("--out", PATH_FLAG),
     )
     add(
@@ -51,8 +47,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-questions",
         "NOPE questions: merged shards + other questions",
         _questions,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--generator", JSON_FLAG),
         ("--out-questions", PATH_FLAG),
         ("--out-report", PATH_FLAG),
         ("shards", FILES),
@@ -70,8 +66,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-score",
         "NOPE accuracy, METEOR and NegP accuracy of one model or more (paths paired by position)",
         _score,
+        SETTINGS,
         ("--answers", PATHS),
-        ("--meteor", JSON_FLAG),
         ("--out", PATHS),
     )
     add(
@@ -87,8 +83,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-table",
         "NOPE LaTeX tables (Table 3 layout and breakdown)",
         _table,
-        ("--models", JSON_FLAG),
-        ("--decimals", INT_FLAG),
+        SETTINGS,
         ("--lexdiv", PATH_FLAG),
         ("--generation", PATH_FLAG),
         ("--out-table", PATH_FLAG),
@@ -100,8 +95,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-nope-figure",
         "NOPE accuracy per question type",
         _figure,
-        ("--models", JSON_FLAG),
-        ("--dpi", INT_FLAG),
+        SETTINGS,
         ("--out-stem", PATH_FLAG),
         ("scores", FILES),
     )
@@ -110,17 +104,15 @@ def add_parser(subparsers: Any) -> None:
 def _generate(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope import stages
 
-    settings = stages.GeneratorSettings.from_mapping(args.generator)
-    stats = stages.generate_shard(
-        args.items, settings, args.fallback, args.cache, args.shard, args.shards, args.out
-    )
+    settings = stages.GeneratorSettings.from_json(args.settings)
+    stats = stages.generate_shard(args.items, settings, args.cache, args.shard, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 
 def _questions(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope import stages
 
-    settings = stages.GeneratorSettings.from_mapping(args.generator)
+    settings = stages.GeneratorSettings.from_json(args.settings)
     stats = stages.questions(args.items, args.shards, settings, args.out_questions, args.out_report)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -135,9 +127,11 @@ def _score(args: argparse.Namespace) -> None:
     """Each model's answers scored in turn by one METEOR process (its JVM starts once)."""
     from halluscope.benchmarks.nope import stages
     from halluscope.benchmarks.nope.metric import MeteorScorer
+    from halluscope.benchmarks.nope.settings import ScoreSettings
 
+    meteor_on = ScoreSettings.from_json(args.settings).meteor
     models = paired(args, "--answers", "--out")
-    with MeteorScorer() if args.meteor else contextlib.nullcontext(False) as meteor:
+    with MeteorScorer() if meteor_on else contextlib.nullcontext(False) as meteor:
         for answers, out in models:
             report = stages.score(answers, meteor, out)
             summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
@@ -152,14 +146,18 @@ def _lexdiv(args: argparse.Namespace) -> None:
 
 def _table(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope.report import write_nope_tables
+    from halluscope.benchmarks.nope.settings import TableSettings
 
+    settings = TableSettings.from_json(args.settings)
     write_nope_tables(
-        args.scores, args.models, args.decimals, args.lexdiv, args.generation, args.out_table,
-        args.out_breakdown,
+        args.scores, settings.models, settings.decimals, args.lexdiv, args.generation,
+        args.out_table, args.out_breakdown,
     )  # fmt: skip
 
 
 def _figure(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.nope.report import draw_nope_question_types
+    from halluscope.benchmarks.nope.settings import FigureSettings
 
-    draw_nope_question_types(args.scores, args.models, args.out_stem, args.dpi)
+    settings = FigureSettings.from_json(args.settings)
+    draw_nope_question_types(args.scores, settings.models, args.out_stem, settings.dpi)

@@ -2,9 +2,11 @@
 # METEOR, NegP accuracy; lexical diversity; the Table 3 layout, the breakdown table and the
 # per-question-type figure. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/nope/stages.py (commands.py, report.py beside it).
+from halluscope.benchmarks.nope import settings as nope_settings
+from halluscope.benchmarks.nope.stages import GeneratorSettings as NopeGeneratorSettings
 from halluscope.benchmarks.nope.stages import check_config as nope_check_config
-from halluscope.benchmarks.nope.stages import generator_settings as nope_generator_settings
 from halluscope.resources import model_resources
+from halluscope.stages.answering import AnswerSettings
 
 nope_check_config(config)
 
@@ -22,9 +24,7 @@ rule nope_generate:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        generator=lambda wc: json_arg(nope_generator_settings(config)),
-        shards=config["nope"]["shards"],
-        fallback=lambda wc, input: f"--fallback {input.fallback}" if input.fallback else "",
+        settings=settings_arg(NopeGeneratorSettings),
         code=code_version("nope"),
     resources:
         **model_resources(config, "nope_generate"),
@@ -34,9 +34,9 @@ rule nope_generate:
     log:
         "logs/nope/{dataset}/generate.shard{shard}.log",
     shell:
-        "halluscope stage nope-generate --items {input.item_file} --generator {params.generator} "
-        "{params.fallback} --cache results/cache/responses --shard {wildcards.shard} "
-        "--shards {params.shards} --out {output} > {log} 2>&1"
+        "halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
+        "--cache results/cache/responses --shard {wildcards.shard} "
+        "--out {output} > {log} 2>&1"
 
 
 rule nope_questions:
@@ -48,14 +48,14 @@ rule nope_questions:
         questions="results/nope/{dataset}/questions.jsonl",
         report="results/nope/{dataset}/generation.json",
     params:
-        generator=lambda wc: json_arg(nope_generator_settings(config)),
+        settings=settings_arg(NopeGeneratorSettings),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/questions.log",
     shell:
-        "halluscope stage nope-questions --items {input.item_file} --generator {params.generator} "
+        "halluscope stage nope-questions --settings {params.settings:q} --items {input.item_file} "
         "--out-questions {output.questions} --out-report {output.report} {input.shards} "
         "> {log} 2>&1"
 
@@ -68,10 +68,7 @@ rule nope_answers:
     output:
         "results/nope/{dataset}/{model}/answers.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
+        settings=settings_arg(AnswerSettings, "model"),
         code=code_version("nope"),
     resources:
         **model_resources(config, "nope_answers"),
@@ -80,10 +77,8 @@ rule nope_answers:
     log:
         "logs/nope/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage nope-answers --items {input.item_file} --questions {input.questions} "
-        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage nope-answers --settings {params.settings:q} --items {input.item_file} "
+        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule nope_score:
@@ -94,14 +89,14 @@ rule nope_score:
     output:
         expand("results/nope/{{dataset}}/{model}/scores.json", model=MODELS),
     params:
-        meteor=json_arg(config["nope"]["meteor"]),
+        settings=settings_arg(nope_settings.ScoreSettings),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/score.log",
     shell:
-        "halluscope stage nope-score --answers {input} --meteor {params.meteor} --out {output} "
+        "halluscope stage nope-score --settings {params.settings:q} --answers {input} --out {output} "
         "> {log} 2>&1"
 
 
@@ -136,15 +131,14 @@ rule nope_table:
             captions=".",
         ),
     params:
-        models=json_arg(MODELS),
-        decimals=config["tables"]["decimals"],
+        settings=settings_arg(nope_settings.TableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{dataset}/table.log",
     shell:
-        "halluscope stage nope-table --models {params.models} --decimals {params.decimals} "
+        "halluscope stage nope-table --settings {params.settings:q} "
         "--lexdiv {input.lexdiv} --generation {input.generation} --out-table {output.table} "
         "--out-breakdown {output.breakdown} {input.scores} > {log} 2>&1"
 
@@ -162,15 +156,14 @@ rule nope_figure:
             captions=".",
         ),
     params:
-        models=json_arg(MODELS),
-        dpi=config["figures"]["dpi"],
+        settings=settings_arg(nope_settings.FigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/nope_question_types.log",
     shell:
-        "halluscope stage nope-figure --models {params.models} --dpi {params.dpi} "
+        "halluscope stage nope-figure --settings {params.settings:q} "
         "--out-stem results/figures/{wildcards.dataset}/nope_question_types {input} > {log} 2>&1"
 
 

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 from halluscope.io import (
     InputError,
-    dataclass_from_mapping,
     read_json,
     read_jsonl,
     write_json,
     write_jsonl,
 )
+from halluscope.settings import StageSettings, keyed_values, param
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
 
@@ -84,49 +84,34 @@ QUESTION_FIELDS = (
 
 
 @dataclass(frozen=True)
-class GeneratorSettings:
+class GeneratorSettings(StageSettings):
     """What the list-then-rewrite stages read from params (section ``nope``): the LLM
-    (``nope.llm``, :class:`~halluscope.stages.llm.LLMSettings`) and the generation's own
-    settings (``seed`` picks the question templates)."""
+    (``nope.llm``, :class:`~halluscope.stages.llm.LLMSettings`), the generation's own
+    settings (``seed`` picks the question templates) and the number of generation jobs
+    (``shards``)."""
 
     llm: LLMSettings
-    relevances: list[str]
-    n_objects: int
-    prompt: str
-    min_similarity: float
-    min_questions: int
-    seed: int
-    synonyms: bool
+    relevances: list[str] = param("nope.relevances")
+    n_objects: int = param("nope.n_objects")
+    prompt: str = param("nope.prompt")
+    min_similarity: float = param("nope.min_similarity")
+    min_questions: int = param("nope.min_questions")
+    seed: int = param("nope.seed")
+    synonyms: bool = param("nope.synonyms")
+    shards: int = param("nope.shards", 1)
+    #: the hand-written candidates file (a declared input of the generate rule), or None
+    fallback: str | None = param("nope.fallback_objects", None)
 
     @classmethod
-    def from_mapping(cls, value: Mapping[str, Any]) -> GeneratorSettings:
-        """From :func:`generator_settings` (the JSON value the rules pass)."""
-        what = "nope generator settings (--generator)"
-        if not isinstance(value, Mapping) or not isinstance(value.get("llm"), Mapping):
-            raise InputError(f"{what}: expected a JSON object with an 'llm' object")
-        llm = LLMSettings.from_mapping(value["llm"], f"{what}: llm")
-        return dataclass_from_mapping(cls, {**value, "llm": llm}, what)
-
-
-def generator_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The question generator's settings as one tracked ``params:`` value (rules/nope.smk)."""
-    nope = config["nope"]
-    return {
-        "llm": LLMSettings.from_block(config, nope["llm"], "nope.llm").as_dict(),
-        "relevances": list(nope["relevances"]),
-        "n_objects": int(nope["n_objects"]),
-        "prompt": str(nope["prompt"]),
-        "min_similarity": float(nope["min_similarity"]),
-        "min_questions": int(nope["min_questions"]),
-        "seed": int(nope["seed"]),
-        "synonyms": bool(nope["synonyms"]),
-    }
+    def from_config(cls, config: Mapping[str, Any]) -> GeneratorSettings:
+        llm = LLMSettings.from_block(config, config["nope"]["llm"], "nope.llm")
+        return cls(llm, **keyed_values(cls, config))
 
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-references of the ``nope`` section (model id), checked when the DAG is built."""
     if config["nope"]["enabled"]:
-        generator_settings(config)
+        GeneratorSettings.from_config(config)
 
 
 # ---------------------------------------------------------------------------------- questions
@@ -224,10 +209,8 @@ def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, A
 def generate_shard(
     items_path: Path,
     settings: GeneratorSettings,
-    fallback_path: Path | None,
     cache_dir: Path,
     shard: int,
-    shards: int,
     out: Path,
 ) -> dict[str, Any]:
     """List-then-rewrite for the items of one shard (item index % ``shards`` == ``shard``).
@@ -241,6 +224,7 @@ def generate_shard(
     from halluscope.models.base import make_backend
     from halluscope.models.cache import ResponseCache
 
+    shards = settings.shards
     if not 0 <= shard < shards:
         raise InputError(f"NOPE shard {shard} out of range for {shards} shard(s)")
     items = list(load_items(items_path).values())[shard::shards]
@@ -263,7 +247,7 @@ def generate_shard(
         min_similarity=settings.min_similarity,
         batch_size=llm.batch_size,
         prompt=settings.prompt,
-        fallback_objects=load_fallback(fallback_path),
+        fallback_objects=load_fallback(Path(settings.fallback) if settings.fallback else None),
         min_questions=settings.min_questions,
     )
     report = {

@@ -11,11 +11,9 @@ from typing import Any
 
 from halluscope.commands._args import (
     ANSWER_ARGS,
-    DATASET,
     FILES,
-    INT_FLAG,
-    JSON_FLAG,
     PATH_FLAG,
+    SETTINGS,
     add,
     answer_inputs,
 )
@@ -28,9 +26,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-prompts",
         "PhD prompts per mode",
         _phd_prompts,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--questions", PATH_FLAG),
-        ("--modes", JSON_FLAG),
         ("--out", PATH_FLAG),
     )
     add(
@@ -54,10 +51,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-table",
         "PhD LaTeX table",
         _phd_table,
-        ("--models", JSON_FLAG),
-        ("--modes", JSON_FLAG),
-        ("--decimals", INT_FLAG),
-        ("--dataset", DATASET),
+        SETTINGS,
         ("--out", PATH_FLAG),
         ("reports", FILES),
     )
@@ -66,9 +60,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-phd-figure",
         "PhD mode x task heatmap",
         _phd_figure,
-        ("--models", JSON_FLAG),
-        ("--modes", JSON_FLAG),
-        ("--dpi", INT_FLAG),
+        SETTINGS,
         ("--out-stem", PATH_FLAG),
         ("reports", FILES),
     )
@@ -76,8 +68,10 @@ def add_parser(subparsers: Any) -> None:
 
 def _phd_prompts(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd import stages as phd
+    from halluscope.benchmarks.phd.settings import PromptSettings
 
-    phd.prompts(args.items, args.questions, args.modes, args.out)
+    settings = PromptSettings.from_json(args.settings)
+    phd.prompts(args.items, settings.questions, settings.modes, args.out)
 
 
 def _phd_answers(args: argparse.Namespace) -> None:
@@ -94,11 +88,13 @@ def _phd_score(args: argparse.Namespace) -> None:
 
 def _phd_table(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.report import write_phd_table
+    from halluscope.benchmarks.phd.settings import TableSettings
 
-    write_phd_table(args.reports, args.models, args.modes, args.decimals, args.dataset, args.out)
+    write_phd_table(args.reports, TableSettings.from_json(args.settings), args.out)
 
 
 def _phd_figure(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.report import draw_phd_heatmap
+    from halluscope.benchmarks.phd.settings import FigureSettings
 
-    draw_phd_heatmap(args.reports, args.models, args.modes, args.out_stem, args.dpi)
+    draw_phd_heatmap(args.reports, FigureSettings.from_json(args.settings), args.out_stem)

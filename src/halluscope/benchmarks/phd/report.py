@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
 from halluscope.report.latex import latex_escape
+
+if TYPE_CHECKING:
+    from halluscope.benchmarks.phd.settings import FigureSettings, TableSettings
 
 PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
 PHD_TASK_LABELS: dict[str, str] = {
@@ -142,25 +145,23 @@ def canonical_modes(modes: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(canonical_mode(m) for m in modes))
 
 
-def write_phd_table(
-    report_paths: list[Path], models: list[str], modes: Sequence[str], decimals: int,
-    dataset: str | None, out: Path,
-) -> None:  # fmt: skip
+def write_phd_table(report_paths: list[Path], settings: TableSettings, out: Path) -> None:
     """Rule ``phd_table``: the PhD Index table (LaTeX + CSV twin) from every model's report."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
 
+    models = settings.models
     reports = reports_by_model(report_paths, models)
-    modes = canonical_modes(modes)
-    latex = phd_table_latex(reports, models, modes, decimals, dataset=dataset)
+    modes = canonical_modes(settings.modes)
+    latex = phd_table_latex(reports, models, modes, settings.decimals, dataset=settings.run)
     write_table(out, latex, phd_frame(reports, models, modes), models)
 
 
-def draw_phd_heatmap(
-    report_paths: list[Path], models: list[str], modes: Sequence[str], out_stem: Path, dpi: int
-) -> None:
+def draw_phd_heatmap(report_paths: list[Path], settings: FigureSettings, out_stem: Path) -> None:
     """Rule ``phd_figure``: the mode x task heatmap from every model's report."""
     from halluscope.io import reports_by_model
 
+    models = settings.models
     reports = reports_by_model(report_paths, models)
-    plot_phd_heatmap(reports, models, canonical_modes(modes), out_stem, dpi=dpi)
+    modes = canonical_modes(settings.modes)
+    plot_phd_heatmap(reports, models, modes, out_stem, dpi=settings.dpi)

@@ -1,7 +1,9 @@
 # PhD: prompts per mode x task -> answers per model -> PhD Index by mode x task, the mode x task
 # table and heatmap. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/phd/stages.py (commands.py, report.py beside it).
+from halluscope.benchmarks.phd import settings as phd_settings
 from halluscope.resources import model_resources
+from halluscope.stages.answering import AnswerSettings
 
 include: "common.smk"
 
@@ -14,16 +16,15 @@ rule phd_prompts:
     output:
         "results/phd/{dataset}/prompts.jsonl",
     params:
-        questions=question_source("phd"),
-        modes=json_arg(config["phd"]["modes"]),
+        settings=settings_arg(phd_settings.PromptSettings),
         code=code_version("phd"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/prompts.log",
     shell:
-        "halluscope stage phd-prompts --items {input.item_file} --questions {params.questions} "
-        "--modes {params.modes} --out {output} > {log} 2>&1"
+        "halluscope stage phd-prompts --settings {params.settings:q} --items {input.item_file} "
+        "--out {output} > {log} 2>&1"
 
 
 rule phd_answers:
@@ -34,10 +35,7 @@ rule phd_answers:
     output:
         "results/phd/{dataset}/{model}/answers.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
+        settings=settings_arg(AnswerSettings, "model"),
         code=code_version("phd"),
     resources:
         **model_resources(config, "phd_answers"),
@@ -46,10 +44,8 @@ rule phd_answers:
     log:
         "logs/phd/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage phd-answers --items {input.item_file} --prompts {input.prompts} "
-        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage phd-answers --settings {params.settings:q} --items {input.item_file} "
+        "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule phd_score:
@@ -82,17 +78,14 @@ rule phd_table:
             labels={"name": report_title("phd_table"), "profile": "{dataset}"},
         ),
     params:
-        models=json_arg(MODELS),
-        modes=json_arg(config["phd"]["modes"]),
-        decimals=config["tables"]["decimals"],
+        settings=settings_arg(phd_settings.TableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/phd/{dataset}/table.log",
     shell:
-        "halluscope stage phd-table --models {params.models} --modes {params.modes} "
-        "--decimals {params.decimals} --dataset {wildcards.dataset} --out {output.table} {input} "
+        "halluscope stage phd-table --settings {params.settings:q} --out {output.table} {input} "
         "> {log} 2>&1"
 
 
@@ -110,17 +103,14 @@ rule phd_figure:
             labels={"name": report_title("phd_heatmap"), "profile": "{dataset}"},
         ),
     params:
-        models=json_arg(MODELS),
-        modes=json_arg(config["phd"]["modes"]),
-        dpi=config["figures"]["dpi"],
+        settings=settings_arg(phd_settings.FigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/phd_heatmap.log",
     shell:
-        "halluscope stage phd-figure --models {params.models} --modes {params.modes} "
-        "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/phd_heatmap {input} > {log} 2>&1"
+        "halluscope stage phd-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.dataset}/phd_heatmap {input} > {log} 2>&1"
 
 
 rule phd_all:

@@ -11,14 +11,7 @@ import argparse
 from typing import Any
 
 from halluscope.benchmarks.pope import check
-from halluscope.commands._args import (
-    ANSWER_ARGS,
-    INT_FLAG,
-    PATH_FLAG,
-    TEXT_FLAG,
-    add,
-    answer_inputs,
-)
+from halluscope.commands._args import ANSWER_ARGS, PATH_FLAG, SETTINGS, add, answer_inputs
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,11 +21,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-pope-questions",
         "POPE questions of one setting from the items",
         _pope_questions,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--setting", TEXT_FLAG),
-        ("--n", INT_FLAG),
-        ("--seed", INT_FLAG),
-        ("--typo", {"action": "store_true"}),
         ("--out", PATH_FLAG),
     )
     add(
@@ -48,9 +38,9 @@ def add_parser(subparsers: Any) -> None:
         "stage-pope-score",
         "POPE accuracy, precision, recall, F1 and yes ratio of one model",
         _pope_score,
+        SETTINGS,
         ("--questions", PATH_FLAG),
         ("--answers", PATH_FLAG),
-        ("--parser", TEXT_FLAG),
         ("--out", PATH_FLAG),
     )
     check.add_parser(subparsers)
@@ -59,7 +49,7 @@ def add_parser(subparsers: Any) -> None:
 def _pope_questions(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.pope import stages
 
-    settings = stages.QuestionSettings(args.setting, args.n, args.seed, args.typo)
+    settings = stages.QuestionSettings.from_json(args.settings)
     stages.questions(settings, args.items, args.out)
 
 
@@ -72,4 +62,5 @@ def _pope_answers(args: argparse.Namespace) -> None:
 def _pope_score(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.pope import stages
 
-    stages.score(args.questions, args.answers, args.parser, args.out)
+    settings = stages.ScoreSettings.from_json(args.settings)
+    stages.score(args.questions, args.answers, settings, args.out)

@@ -1,7 +1,9 @@
 # POPE: questions per negative-sampling setting -> answers per model -> scores. Included by the
 # Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py
 # (commands.py beside it). POPE-F1 joins the CAOS tables (rule summarize reads the scores).
+from halluscope.benchmarks.pope import stages as pope_stages
 from halluscope.resources import model_resources
+from halluscope.stages.answering import AnswerSettings
 
 
 include: "common.smk"
@@ -14,17 +16,15 @@ rule pope_questions:
     output:
         "results/pope/{dataset}/questions/{setting}.jsonl",
     params:
-        n=config["pope"]["n"],
-        seed=config["pope"]["seed"],
-        typo="--typo" if config["pope"]["typo"] else "",
+        settings=settings_arg(pope_stages.QuestionSettings, "setting"),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/pope/{dataset}/questions_{setting}.log",
     shell:
-        "halluscope stage pope-questions --items {input.item_file} --setting {wildcards.setting} "
-        "--n {params.n} --seed {params.seed} {params.typo} --out {output} > {log} 2>&1"
+        "halluscope stage pope-questions --settings {params.settings:q} --items {input.item_file} "
+        "--out {output} > {log} 2>&1"
 
 
 rule pope_answers:
@@ -35,10 +35,7 @@ rule pope_answers:
     output:
         "results/pope/{dataset}/{model}/{setting}.answers.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
+        settings=settings_arg(AnswerSettings, "model"),
         code=code_version("pope"),
     resources:
         **model_resources(config, "pope_answers"),
@@ -47,10 +44,8 @@ rule pope_answers:
     log:
         "logs/pope/{dataset}/{model}/{setting}.answers.log",
     shell:
-        "halluscope stage pope-answers --items {input.item_file} --questions {input.questions} "
-        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage pope-answers --settings {params.settings:q} --items {input.item_file} "
+        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule pope_score:
@@ -61,15 +56,15 @@ rule pope_score:
     output:
         "results/pope/{dataset}/{model}/{setting}.scores.json",
     params:
-        parser=config["pope"]["parser"],
+        settings=settings_arg(pope_stages.ScoreSettings),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/pope/{dataset}/{model}/{setting}.scores.log",
     shell:
-        "halluscope stage pope-score --questions {input.questions} --answers {input.answers} "
-        "--parser {params.parser} --out {output} > {log} 2>&1"
+        "halluscope stage pope-score --settings {params.settings:q} --questions {input.questions} "
+        "--answers {input.answers} --out {output} > {log} 2>&1"
 
 
 rule pope_all:

@@ -7,11 +7,13 @@ table, as the CAOS paper does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
+from halluscope.settings import StageSettings, param
 from halluscope.stages.data import load_items
 
 if TYPE_CHECKING:
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class QuestionSettings:
+class QuestionSettings(StageSettings):
     """What one questions job reads from params (section ``pope``): the negative-sampling
     setting (random, popular or adversarial), positives per image, the seed, and whether to
     reproduce the first release's "imange" typo."""
@@ -28,6 +30,22 @@ class QuestionSettings:
     n: int
     seed: int
     typo: bool = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], setting: str) -> QuestionSettings:
+        pope = config["pope"]
+        return cls(setting, pope["n"], pope["seed"], bool(pope["typo"]))
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
+        return [{"setting": s} for s in config["pope"]["settings"]]
+
+
+@dataclass(frozen=True)
+class ScoreSettings(StageSettings):
+    """How a yes/no answer is read (``pope.parser``: original, opera or strict)."""
+
+    parser: str = param("pope.parser")
 
 
 def questions(settings: QuestionSettings, items_path: Path, out: Path) -> None:
@@ -68,10 +86,11 @@ def answers(
     )
 
 
-def score(questions_path: Path, answers_path: Path, parser: str, out: Path) -> None:
+def score(questions_path: Path, answers_path: Path, settings: ScoreSettings, out: Path) -> None:
     """POPE accuracy, precision, recall, F1, yes-ratio, unparsed for one model and setting."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
 
+    parser = settings.parser
     labels = {q["question_id"]: q["label"] for q in read_jsonl(questions_path)}
     preds = {a["question_id"]: parse_answer(a["text"], parser) for a in read_jsonl(answers_path)}
     ids = list(labels)

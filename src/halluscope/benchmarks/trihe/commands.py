@@ -16,13 +16,10 @@ from typing import Any
 from halluscope.benchmarks.trihe import check
 from halluscope.commands._args import (
     ANSWER_ARGS,
-    DATASET,
     FILES,
-    INT_FLAG,
-    JSON_FLAG,
     PATH_FLAG,
     PATHS,
-    TEXT_FLAG,
+    SETTINGS,
     add,
     answer_inputs,
     paired,
@@ -36,8 +33,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-trihe-questions",
         "Tri-HE questions (checked against the items)",
         _trihe_questions,
+        SETTINGS,
         ("--items", PATH_FLAG),
-        ("--questions", PATH_FLAG),
         ("--out", PATH_FLAG),
     )
     add(
@@ -46,7 +43,6 @@ def add_parser(subparsers: Any) -> None:
         "Tri-HE answers of one model",
         _trihe_answers,
         ("--questions", PATH_FLAG),
-        ("--mitigation", TEXT_FLAG),
         *ANSWER_ARGS,
     )
     add(
@@ -54,8 +50,8 @@ def add_parser(subparsers: Any) -> None:
         "stage-trihe-triplets",
         "Tri-HE triplet extraction",
         _trihe_triplets,
+        SETTINGS,
         ("--answers", PATH_FLAG),
-        ("--extractor", JSON_FLAG),
         ("--cache", PATH_FLAG),
         ("--out", PATH_FLAG),
     )
@@ -64,10 +60,10 @@ def add_parser(subparsers: Any) -> None:
         "stage-trihe-judge",
         "Tri-HE judgements and Hallu_Q / Hallu_I of one model or more (paths paired by position)",
         _trihe_judge,
+        SETTINGS,
         ("--items", PATH_FLAG),
         ("--answers", PATHS),
         ("--triplets", PATHS),
-        ("--judge", JSON_FLAG),
         ("--cache", PATH_FLAG),
         ("--out-judgments", PATHS),
         ("--out-scores", PATHS),
@@ -77,11 +73,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-trihe-table",
         "Tri-HE LaTeX table",
         _trihe_table,
-        ("--models", JSON_FLAG),
-        ("--judges", JSON_FLAG),
-        ("--decimals", INT_FLAG),
-        ("--mitigation", TEXT_FLAG),
-        ("--dataset", DATASET),
+        SETTINGS,
         ("--out", PATH_FLAG),
         ("scores", FILES),
     )
@@ -90,9 +82,7 @@ def add_parser(subparsers: Any) -> None:
         "stage-trihe-figure",
         "Tri-HE object vs relation bars",
         _trihe_figure,
-        ("--models", JSON_FLAG),
-        ("--judge", TEXT_FLAG),
-        ("--dpi", INT_FLAG),
+        SETTINGS,
         ("--out-stem", PATH_FLAG),
         ("scores", FILES),
     )
@@ -102,19 +92,21 @@ def add_parser(subparsers: Any) -> None:
 def _trihe_questions(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
 
-    trihe.questions(args.items, args.questions, args.out)
+    settings = trihe.QuestionSettings.from_json(args.settings)
+    trihe.questions(args.items, settings.questions, args.out)
 
 
 def _trihe_answers(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
 
-    trihe.answers(*answer_inputs(args, args.questions), args.mitigation, args.out)
+    items, questions, settings = answer_inputs(args, args.questions, trihe.TriheAnswerSettings)
+    trihe.answers(items, questions, settings, args.out)
 
 
 def _trihe_triplets(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
 
-    settings = trihe.TripletSettings.from_mapping(args.extractor)
+    settings = trihe.TripletSettings.from_json(args.settings)
     stats = trihe.triplets(args.answers, settings, args.cache, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
@@ -124,7 +116,7 @@ def _trihe_judge(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe import stages as trihe
 
     models = paired(args, "--answers", "--triplets", "--out-judgments", "--out-scores")
-    settings = trihe.JudgeSettings.from_mapping(args.judge)
+    settings = trihe.JudgeSettings.from_json(args.settings)
     for answers, triplets, out_judgments, out_scores in models:
         scores = trihe.judge(
             args.items, answers, triplets, settings, args.cache, out_judgments, out_scores
@@ -134,14 +126,13 @@ def _trihe_judge(args: argparse.Namespace) -> None:
 
 def _trihe_table(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe.report import write_trihe_table
+    from halluscope.benchmarks.trihe.settings import TableSettings
 
-    write_trihe_table(
-        args.scores, args.models, args.judges, args.decimals, args.mitigation, args.dataset,
-        args.out,
-    )  # fmt: skip
+    write_trihe_table(args.scores, TableSettings.from_json(args.settings), args.out)
 
 
 def _trihe_figure(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe.report import draw_trihe_bars
+    from halluscope.benchmarks.trihe.settings import FigureSettings
 
-    draw_trihe_bars(args.scores, args.models, args.judge, args.out_stem, args.dpi)
+    draw_trihe_bars(args.scores, FigureSettings.from_json(args.settings), args.out_stem)

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex
 from halluscope.report.latex import latex_escape
+
+if TYPE_CHECKING:
+    from halluscope.benchmarks.trihe.settings import FigureSettings, TableSettings
 
 JUDGE_LABELS: dict[str, str] = {
     "slots": "Slot-similarity judge",
@@ -141,25 +144,24 @@ def plot_trihe_bars(
     return paths
 
 
-def write_trihe_table(
-    score_paths: list[Path], models: list[str], judges: list[str], decimals: int,
-    mitigation: str | None, dataset: str | None, out: Path,
-) -> None:  # fmt: skip
+def write_trihe_table(score_paths: list[Path], settings: TableSettings, out: Path) -> None:
     """Rule ``trihe_table``: Hallu_I / Hallu_Q per model and judge (LaTeX + CSV twin)."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
 
+    models, judges = settings.models, settings.judges
     scores = reports_by_model(score_paths, models)
     latex = trihe_table_latex(
-        scores, models, judges, decimals, mitigation=mitigation, dataset=dataset
-    )
+        scores, models, judges, settings.decimals, mitigation=settings.mitigation,
+        dataset=settings.run,
+    )  # fmt: skip
     write_table(out, latex, trihe_frame(scores, models, judges), models)
 
 
-def draw_trihe_bars(
-    score_paths: list[Path], models: list[str], judge: str, out_stem: Path, dpi: int
-) -> None:
+def draw_trihe_bars(score_paths: list[Path], settings: FigureSettings, out_stem: Path) -> None:
     """Rule ``trihe_figure``: object vs relation hallucination bars of one judge."""
     from halluscope.io import reports_by_model
 
-    plot_trihe_bars(reports_by_model(score_paths, models), models, judge, out_stem, dpi=dpi)
+    models = settings.models
+    scores = reports_by_model(score_paths, models)
+    plot_trihe_bars(scores, models, settings.judge, out_stem, dpi=settings.dpi)

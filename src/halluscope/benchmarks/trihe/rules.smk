@@ -2,9 +2,9 @@
 # the Table 2 layout and the object vs relation bars. Included by the Snakefile through
 # halluscope.benchmarks; stage code: src/halluscope/benchmarks/trihe/stages.py (commands.py,
 # report.py beside it).
+from halluscope.benchmarks.trihe import settings as trihe_report
+from halluscope.benchmarks.trihe import stages as trihe_stages
 from halluscope.benchmarks.trihe.stages import check_config as trihe_check_config
-from halluscope.benchmarks.trihe.stages import extractor_settings as trihe_extractor_settings
-from halluscope.benchmarks.trihe.stages import judge_settings as trihe_judge_settings
 from halluscope.resources import model_resources
 
 trihe_check_config(config)
@@ -21,7 +21,7 @@ rule trihe_questions:
     output:
         "results/trihe/{dataset}/questions.jsonl",
     params:
-        questions=question_source("trihe"),
+        settings=settings_arg(trihe_stages.QuestionSettings),
         code=code_version("trihe"),
     priority: LLM_PRIORITY
     conda:
@@ -29,8 +29,8 @@ rule trihe_questions:
     log:
         "logs/trihe/{dataset}/questions.log",
     shell:
-        "halluscope stage trihe-questions --items {input.item_file} "
-        "--questions {params.questions} --out {output} > {log} 2>&1"
+        "halluscope stage trihe-questions --settings {params.settings:q} "
+        "--items {input.item_file} --out {output} > {log} 2>&1"
 
 
 rule trihe_answers:
@@ -41,11 +41,7 @@ rule trihe_answers:
     output:
         "results/trihe/{dataset}/{model}/answers.jsonl",
     params:
-        model=lambda wc: json_arg(config["models"][wc.model]),
-        generation=generation_params("generate"),
-        template_version=config["generate"]["template_version"],
-        cache_mode=config["generate"]["cache_mode"],
-        mitigation=config["trihe"]["mitigation"],
+        settings=settings_arg(trihe_stages.TriheAnswerSettings, "model"),
         code=code_version("trihe"),
     resources:
         **model_resources(config, "trihe_answers"),
@@ -55,11 +51,8 @@ rule trihe_answers:
     log:
         "logs/trihe/{dataset}/{model}/answers.log",
     shell:
-        "halluscope stage trihe-answers --items {input.item_file} --questions {input.questions} "
-        "--model-id {wildcards.model} --model {params.model} --generation {params.generation} "
-        "--template-version {params.template_version} --cache-mode {params.cache_mode} "
-        "--mitigation {params.mitigation} --cache results/cache/responses --out {output} "
-        "> {log} 2>&1"
+        "halluscope stage trihe-answers --settings {params.settings:q} --items {input.item_file} "
+        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
 
 
 rule trihe_triplets:
@@ -69,7 +62,7 @@ rule trihe_triplets:
     output:
         "results/trihe/{dataset}/{model}/triplets.jsonl",
     params:
-        extractor=lambda wc: json_arg(trihe_extractor_settings(config)),
+        settings=settings_arg(trihe_stages.TripletSettings),
         code=code_version("trihe"),
     resources:
         **model_resources(config, "trihe_triplets"),
@@ -79,7 +72,7 @@ rule trihe_triplets:
     log:
         "logs/trihe/{dataset}/{model}/triplets.log",
     shell:
-        "halluscope stage trihe-triplets --answers {input.answers} --extractor {params.extractor} "
+        "halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
@@ -94,7 +87,7 @@ rule trihe_judge:
         judgments=expand("results/trihe/{{dataset}}/{model}/judgments.jsonl", model=MODELS),
         scores=expand("results/trihe/{{dataset}}/{model}/scores.json", model=MODELS),
     params:
-        judge=lambda wc: json_arg(trihe_judge_settings(config)),
+        settings=settings_arg(trihe_stages.JudgeSettings),
         code=code_version("trihe"),
     resources:
         **model_resources(config, "trihe_judge"),
@@ -103,8 +96,8 @@ rule trihe_judge:
     log:
         "logs/trihe/{dataset}/judge.log",
     shell:
-        "halluscope stage trihe-judge --items {input.item_file} --answers {input.answers} "
-        "--triplets {input.triplets} --judge {params.judge} --cache results/cache/responses "
+        "halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file} "
+        "--answers {input.answers} --triplets {input.triplets} --cache results/cache/responses "
         "--out-judgments {output.judgments} --out-scores {output.scores} > {log} 2>&1"
 
 
@@ -116,19 +109,14 @@ rule trihe_table:
         table="results/report/{dataset}/trihe_table.tex",
         twin=report_csvs("results/report/{dataset}/trihe_table.csv", "Tri-HE", captions="."),
     params:
-        models=json_arg(MODELS),
-        judges=json_arg(config["trihe"]["judges"]),
-        decimals=config["tables"]["decimals"],
-        mitigation=config["trihe"]["mitigation"],
+        settings=settings_arg(trihe_report.TableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{dataset}/table.log",
     shell:
-        "halluscope stage trihe-table --models {params.models} --judges {params.judges} "
-        "--decimals {params.decimals} --mitigation {params.mitigation} "
-        "--dataset {wildcards.dataset} --out {output.table} {input} "
+        "halluscope stage trihe-table --settings {params.settings:q} --out {output.table} {input} "
         "> {log} 2>&1"
 
 
@@ -142,17 +130,14 @@ rule trihe_figure:
             "results/figures/{dataset}/trihe_bars.png", "trihe_bars", "Tri-HE", captions="."
         ),
     params:
-        models=json_arg(MODELS),
-        judge=config["trihe"]["judges"][0],
-        dpi=config["figures"]["dpi"],
+        settings=settings_arg(trihe_report.FigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/figures/{dataset}/trihe_bars.log",
     shell:
-        "halluscope stage trihe-figure --models {params.models} --judge {params.judge} "
-        "--dpi {params.dpi} --out-stem results/figures/{wildcards.dataset}/trihe_bars {input} > {log} 2>&1"
+        "halluscope stage trihe-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.dataset}/trihe_bars {input} > {log} 2>&1"
 
 
 rule trihe_all:

@@ -28,14 +28,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from halluscope.io import InputError, dataclass_from_mapping, read_jsonl, write_json, write_jsonl
+from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.settings import StageSettings, param, plain
+from halluscope.stages.answering import AnswerSettings
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
-
-if TYPE_CHECKING:
-    from halluscope.stages.answering import AnswerSettings
 
 MITIGATIONS = ("none", "describe")
 JUDGES = ("slots", "similarity", "nli", "llm")
@@ -55,7 +54,27 @@ ANSWER_PROMPT = (
 
 
 @dataclass(frozen=True)
-class TripletSettings:
+class QuestionSettings(StageSettings):
+    """What the questions stage reads from params: ``trihe.questions``, the demo's YAML or
+    Tri-HE's ``tri-he.json`` (a registered data file or a path)."""
+
+    questions: str = param("trihe.questions")
+
+
+@dataclass(frozen=True)
+class TriheAnswerSettings(AnswerSettings):
+    """The answers stage's settings (:class:`AnswerSettings`) and ``trihe.mitigation``."""
+
+    mitigation: str = "none"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], model: str) -> TriheAnswerSettings:
+        llm = AnswerSettings.from_config(config, model).llm
+        return cls(llm, mitigation=config["trihe"]["mitigation"])
+
+
+@dataclass(frozen=True)
+class TripletSettings(StageSettings):
     """What the triplet stage reads from params (``trihe.extractor``): the method (``llm`` or
     the sim-template ``rule``), the unit (a sentence or a whole answer) and, for ``llm``, the
     extractor LLM (``trihe.extractor.llm``)."""
@@ -65,18 +84,20 @@ class TripletSettings:
     llm: LLMSettings | None = None
 
     @classmethod
-    def from_mapping(cls, value: Mapping[str, Any]) -> TripletSettings:
-        """From :func:`extractor_settings` (the JSON value the rule passes)."""
-        llm = value.get("llm")
-        return cls(
-            value["method"],
-            value.get("unit", "sentence"),
-            None if llm is None else LLMSettings.from_mapping(llm, "trihe extractor settings: llm"),
-        )
+    def from_config(cls, config: Mapping[str, Any]) -> TripletSettings:
+        ext = config["trihe"]["extractor"]
+        llm = None
+        if ext["method"] == "llm":
+            if not isinstance(ext.get("llm"), Mapping):
+                raise ValueError(
+                    "params.yaml: trihe.extractor.method llm needs trihe.extractor.llm"
+                )
+            llm = LLMSettings.from_block(config, ext["llm"], "trihe.extractor.llm")
+        return cls(ext["method"], ext.get("unit", "sentence"), llm)
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class JudgeSettings(StageSettings):
     """What the judge stage reads from params (``trihe.judges``, ``trihe.judge``,
     ``trihe.unattributed``): the judges, the sentence encoder and thresholds, and the NLI model
     and LLM settings of the judges that need them."""
@@ -93,57 +114,38 @@ class JudgeSettings:
     llm: LLMSettings | None = None
 
     @classmethod
-    def from_mapping(cls, value: Mapping[str, Any]) -> JudgeSettings:
-        """From :func:`judge_settings` (the JSON value the rule passes)."""
-        what = "Tri-HE judge settings (--judge)"
-        if isinstance(value, Mapping) and value.get("llm") is not None:
-            value = {**value, "llm": LLMSettings.from_mapping(value["llm"], f"{what}: llm")}
-        return dataclass_from_mapping(cls, value, what)
-
-
-def extractor_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The triplet extractor's settings as one tracked ``params:`` value (rules.smk)."""
-    ext = config["trihe"]["extractor"]
-    settings: dict[str, Any] = {"method": ext["method"], "unit": ext.get("unit", "sentence")}
-    if ext["method"] == "llm":
-        if not isinstance(ext.get("llm"), Mapping):
-            raise ValueError("params.yaml: trihe.extractor.method llm needs trihe.extractor.llm")
-        llm = LLMSettings.from_block(config, ext["llm"], "trihe.extractor.llm")
-        settings["llm"] = llm.as_dict()
-    return settings
-
-
-def judge_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The judges and their settings as one tracked ``params:`` value (rules.smk)."""
-    trihe = config["trihe"]
-    judge = dict(trihe["judge"])
-    judges = list(trihe["judges"])
-    settings: dict[str, Any] = {
-        "judges": judges,
-        "encoder": judge["encoder"],
-        "keep_threshold": judge["keep_threshold"],
-        "top_k": judge["top_k"],
-        "threshold": judge["threshold"],
-        "slot_threshold": judge["slot_threshold"],
-        "object_threshold": judge["object_threshold"],
-        "unattributed": trihe["unattributed"],
-    }
-    if "nli" in judges:
-        if not judge.get("nli_model"):
-            raise ValueError("params.yaml: trihe.judges has 'nli' but no trihe.judge.nli_model")
-        settings["nli_model"] = judge["nli_model"]
-    if "llm" in judges:
-        if not isinstance(judge.get("llm"), Mapping):
-            raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
-        settings["llm"] = LLMSettings.from_block(config, judge["llm"], "trihe.judge.llm").as_dict()
-    return settings
+    def from_config(cls, config: Mapping[str, Any]) -> JudgeSettings:
+        trihe = config["trihe"]
+        judge = trihe["judge"]
+        judges = plain(trihe["judges"])
+        nli_model = llm = None
+        if "nli" in judges:
+            if not judge.get("nli_model"):
+                raise ValueError("params.yaml: trihe.judges has 'nli' but no trihe.judge.nli_model")
+            nli_model = judge["nli_model"]
+        if "llm" in judges:
+            if not isinstance(judge.get("llm"), Mapping):
+                raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
+            llm = LLMSettings.from_block(config, judge["llm"], "trihe.judge.llm")
+        return cls(
+            judges,
+            judge["encoder"],
+            judge["keep_threshold"],
+            judge["top_k"],
+            judge["threshold"],
+            judge["slot_threshold"],
+            judge["object_threshold"],
+            trihe["unattributed"],
+            nli_model,
+            llm,
+        )
 
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-references of the ``trihe`` section (model ids), checked when the DAG is built."""
     if config["trihe"]["enabled"]:
-        extractor_settings(config)
-        judge_settings(config)
+        TripletSettings.from_config(config)
+        JudgeSettings.from_config(config)
 
 
 # ---------------------------------------------------------------------------------- questions
@@ -208,11 +210,11 @@ def released_questions(path: Path, items: Mapping[str, Mapping[str, Any]]) -> li
 def answers(
     items_path: Path,
     questions_path: Path,
-    settings: AnswerSettings,
-    mitigation: str,
+    settings: TriheAnswerSettings,
     out: Path,
 ) -> None:
-    """Every question answered by one model (directly, or describe-then-answer)."""
+    """Every question answered by one model (directly, or describe-then-answer:
+    ``settings.mitigation``)."""
     from halluscope.models.base import (
         Request,
         image_request,
@@ -222,6 +224,7 @@ def answers(
     )
     from halluscope.stages.answering import resolve
 
+    mitigation = settings.mitigation
     if mitigation not in MITIGATIONS:
         raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
     llm = settings.llm

@@ -38,7 +38,7 @@ def test_stage_commands_and_answerer_come_from_the_folder() -> None:
         [sys.executable, "-m", "halluscope.cli", "stage", "amber-score", "--help"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "--safe-words" in out.stdout
+    assert "--settings" in out.stdout
 
 
 def test_code_digests_hold_the_folders_modules() -> None:

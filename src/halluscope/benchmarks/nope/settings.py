@@ -1,0 +1,31 @@
+"""NOPE's settings of its scoring and report rules (the question generator's are
+:class:`halluscope.benchmarks.nope.stages.GeneratorSettings`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from halluscope.settings import StageSettings, param
+
+
+@dataclass(frozen=True)
+class ScoreSettings(StageSettings):
+    """Whether METEOR 1.5 scores the answers (needs Java)."""
+
+    meteor: bool = param("nope.meteor")
+
+
+@dataclass(frozen=True)
+class TableSettings(StageSettings):
+    """The models (rows) and the decimals."""
+
+    models: list[str] = param("generate.models")
+    decimals: int = param("tables.decimals")
+
+
+@dataclass(frozen=True)
+class FigureSettings(StageSettings):
+    """The models and the PNG resolution."""
+
+    models: list[str] = param("generate.models")
+    dpi: int = param("figures.dpi")

@@ -1,0 +1,122 @@
+"""Each Snakemake rule's settings class and outputs, read from the rules files.
+
+Why read the rules: a rule names its settings once (``settings=settings_arg(Class, ...)``); the
+registry finds there which classes the rules of a DVC stage use, so a stage's ``params:`` follow
+its rules (:func:`halluscope.registry.stage_params`) and no list of them is kept by hand. Read
+as text, not by running Snakemake: the registry is imported while the Snakefile is parsed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RULE = re.compile(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", re.M | re.S)
+SECTION = re.compile(r"^    (\w+):(.*?)(?=^    \w+:|\Z)", re.M | re.S)
+SETTINGS = re.compile(r"settings=settings_arg\(\s*([\w.]+)")
+IMPORT = re.compile(r"^from ([\w.]+) import (\w+)(?: as (\w+))?$", re.M)
+PATH = re.compile(r"\"((?:results|metrics)/[^\"]*)\"")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule of the rules files: its name, the settings class it passes (the expression in its
+    rules file, ``None`` when it reads no params) and its output path patterns."""
+
+    name: str
+    settings: str | None
+    outputs: tuple[str, ...]
+
+
+def rule_files(root: Path) -> list[Path]:
+    """The core rules files and every packaged benchmark's."""
+    benchmarks = root / "src" / "halluscope" / "benchmarks"
+    return sorted((root / "rules").glob("*.smk")) + sorted(benchmarks.glob("*/*.smk"))
+
+
+@functools.cache
+def rules(root: Path) -> tuple[Rule, ...]:
+    """Every rule of :func:`rule_files` (``{{x}}`` in an ``expand`` pattern read as ``{x}``)."""
+    found = []
+    for path in rule_files(root):
+        for name, body in RULE.findall(path.read_text(encoding="utf-8")):
+            sections = dict(SECTION.findall(body))
+            settings = SETTINGS.search(sections.get("params", ""))
+            outputs = PATH.findall(sections.get("output", ""))
+            outputs = [o.replace("{{", "{").replace("}}", "}") for o in outputs]
+            found.append(Rule(name, settings[1] if settings else None, tuple(outputs)))
+    return tuple(found)
+
+
+@functools.cache
+def _imports(root: Path) -> dict[str, tuple[str, str]]:
+    """Name -> (module, attribute) of every ``from M import A [as N]`` of the rules files (they
+    share one namespace, the Snakefile's)."""
+    names = {}
+    for path in rule_files(root):
+        for module, attr, alias in IMPORT.findall(path.read_text(encoding="utf-8")):
+            names[alias or attr] = (module, attr)
+    return names
+
+
+def resolve(expression: str, root: Path) -> Any:
+    """The object a rules file names by ``expression`` (``trihe_stages.QuestionSettings``)."""
+    first, *attrs = expression.split(".")
+    if first not in _imports(root):
+        raise ValueError(f"rules files: {expression!r}: {first!r} is not imported by a rules file")
+    module, attr = _imports(root)[first]
+    value = getattr(importlib.import_module(module), attr, None)
+    if value is None:  # ``from package import module``
+        value = importlib.import_module(f"{module}.{attr}")
+    for name in attrs:
+        value = getattr(value, name)
+    return value
+
+
+def _pattern(path: str, profile: str) -> re.Pattern[str]:
+    """An output path pattern as a regex: ``{dataset}`` (``{RUN}``) the profile, any other
+    wildcard one path part."""
+    parts = re.split(r"(\{\w+\})", path)
+    regex = "".join(
+        re.escape(profile)
+        if p in ("{dataset}", "{RUN}")
+        else "[^/]+"
+        if p[:1] == "{"
+        else re.escape(p)
+        for p in parts
+    )
+    return re.compile(regex)
+
+
+def builds(output: str, files: list[str], profile: str) -> bool:
+    """Whether ``output`` is among ``files`` (a file, or a folder prefix ending in ``/``)."""
+    pattern = _pattern(output, profile)
+    return any(
+        f"{output}/".startswith(f) if f.endswith("/") else pattern.fullmatch(f) is not None
+        for f in files
+    )
+
+
+def stage_settings(stage: Any, built: list[str] | None, profile: str, root: Path) -> list[type]:
+    """The settings classes of the rules of a registry stage: rules whose outputs lie in its
+    outs (and, with ``built``, are among the files its target builds), in rules-file order."""
+    prefixes = [
+        *(f"{out}/" for out in stage.outs),
+        *(f.split("{")[0] for f in stage.files),
+        *(f"{m}/" for m in stage.metrics),
+    ]
+    classes: list[type] = []
+    for rule in rules(root):
+        if rule.settings is None:
+            continue
+        mine = [o for o in rule.outputs if any(f"{o}/".startswith(p) for p in prefixes)]
+        if not mine or (built is not None and not any(builds(o, built, profile) for o in mine)):
+            continue
+        cls = resolve(rule.settings, root)
+        if cls not in classes:
+            classes.append(cls)
+    return classes

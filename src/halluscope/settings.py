@@ -1,0 +1,242 @@
+"""A stage's settings: one typed, frozen dataclass per stage, read from ``params.yaml`` in one step.
+
+Why one object: a setting reaches the code that uses it by one name. A rule builds the settings
+of its job with ``<Settings>.from_config(config, **wildcards)`` and passes them as one JSON value
+(``halluscope stage NAME --settings JSON``, :meth:`StageSettings.to_json`); the stage command
+reads them back with :meth:`StageSettings.from_json` and hands the object to the stage function.
+Snakemake tracks that JSON as the rule's ``params:``, so a change of a key reruns exactly the jobs
+whose settings read it; :class:`KeyRecorder` records the keys a ``from_config`` reads, from which
+:mod:`halluscope.registry` derives each DVC stage's ``params:`` (no hand-kept list of keys).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+Key = tuple[str, ...]
+
+
+def param(key: str, default: Any = dataclasses.MISSING) -> Any:
+    """A settings field that holds the params value of the dotted ``key`` (``figures.dpi``; a
+    number picks a list item: ``trihe.judges.0``), or ``default`` where the key is absent."""
+    return dataclasses.field(default=default, metadata={"key": key})
+
+
+def read(config: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING) -> Any:
+    """The params value of the dotted ``key`` as plain data (see :func:`param`)."""
+    node: Any = config
+    for part in key.split("."):
+        if isinstance(node, list):
+            node = node[int(part)]
+        elif part in node:
+            node = node[part]
+        elif default is dataclasses.MISSING:
+            raise KeyError(f"params: no key {key}")
+        else:
+            return default
+    return plain(node)
+
+
+def keyed_values(cls: type, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of the fields of ``cls`` declared with their key (:func:`param`)."""
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    return {
+        f.name: read(config, f.metadata["key"], f.default) for f in fields if "key" in f.metadata
+    }
+
+
+class StageSettings:
+    """Base of every stage's settings dataclass (``@dataclass(frozen=True)`` subclasses)."""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **wildcards: str) -> Self:
+        """The settings of one job: ``config`` is the params (``params.yaml`` and overlays),
+        ``wildcards`` the job's wildcards its settings depend on (a model, an instruction).
+
+        This one reads every field from the key it is declared with (:func:`param`); a class
+        whose values need more (a wildcard, a choice) defines its own."""
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        unkeyed = [f.name for f in fields if "key" not in f.metadata]
+        if wildcards or unkeyed:
+            raise TypeError(f"{cls.__name__}: fields {unkeyed} need a from_config of the class")
+        return cls(**keyed_values(cls, config))
+
+    @classmethod
+    def jobs(cls, config: Mapping[str, Any]) -> Iterable[dict[str, str]]:
+        """The wildcards of every job of the rules that use these settings (one ``{}`` when the
+        settings depend on none): what :func:`read_keys` builds the settings for."""
+        return [{}]
+
+    def to_json(self) -> str:
+        """The canonical JSON of the settings (sorted keys, compact): a rule's ``params:``."""
+        return json.dumps(to_plain(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str, what: str = "--settings") -> Self:
+        """The settings of :meth:`to_json`; an error names ``what`` and the offending key."""
+        from halluscope.io import InputError
+
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{what}: not JSON ({err})") from None
+        return from_plain(cls, value, what)
+
+
+@dataclass(frozen=True)
+class TableSettings(StageSettings):
+    """What a benchmark's table reads: the models (its rows), the decimals and the profile
+    (its labels); a benchmark's own table settings add their fields."""
+
+    models: list[str] = param("generate.models")
+    decimals: int = param("tables.decimals")
+    run: str = param("profile")
+
+
+@dataclass(frozen=True)
+class FigureSettings(StageSettings):
+    """What a benchmark's figure reads: the models and the PNG resolution."""
+
+    models: list[str] = param("generate.models")
+    dpi: int = param("figures.dpi")
+
+
+def to_plain(value: Any) -> Any:
+    """A settings value as JSON values: dataclasses as objects, paths as strings, tuples as
+    lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def from_plain(cls: type, value: Any, what: str) -> Any:
+    """``cls`` from the JSON value of :func:`to_plain`: each field converted by its annotation
+    (a nested settings dataclass, a path, a tuple), unknown or missing keys named."""
+    from halluscope.io import dataclass_from_mapping
+
+    hints = typing.get_type_hints(cls)
+    if isinstance(value, Mapping):
+        value = {
+            k: _convert(hints[k], v, f"{what}: {k}") if k in hints else v for k, v in value.items()
+        }
+    return dataclass_from_mapping(cls, value, what)
+
+
+def _convert(hint: Any, value: Any, what: str) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _convert(options[0], value, what) if len(options) == 1 else value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_plain(hint, value, what)
+    if hint is Path:
+        return Path(value)
+    if origin is tuple and isinstance(value, list):
+        args = typing.get_args(hint)
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
+        return tuple(_convert(item, v, what) for v in value)
+    return value
+
+
+class KeyRecorder(Mapping):
+    """A read-only view of the params that records the dotted keys read through it.
+
+    Reading a value that is not a mapping records its key (``caos.k``); a mapping comes back as
+    another view, and iterating it, taking its length or :func:`plain` of it records the
+    mapping's key (the whole block is read). A membership test alone records nothing.
+    """
+
+    def __init__(self, data: Mapping[str, Any], keys: set[Key] | None = None, path: Key = ()):
+        self._data = data
+        self._path = path
+        self.keys_read: set[Key] = set() if keys is None else keys
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._data[key]
+        path = (*self._path, str(key))
+        if isinstance(value, Mapping):
+            return KeyRecorder(value, self.keys_read, path)
+        self.keys_read.add(path)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        self.keys_read.add(self._path)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        self.keys_read.add(self._path)
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __bool__(self) -> bool:  # ``section or {}`` reads nothing
+        return bool(self._data)
+
+    def __repr__(self) -> str:
+        return f"KeyRecorder({'.'.join(self._path) or '<top level>'})"
+
+
+def plain(value: Any) -> Any:
+    """A params value as plain data (dicts and lists), for a settings field: a
+    :class:`KeyRecorder` records its whole block as read."""
+    if isinstance(value, KeyRecorder):
+        value.keys_read.add(value._path)
+        return copy.deepcopy(dict(value._data))
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def read_keys(classes: Iterable[type[StageSettings]], config: Mapping[str, Any]) -> set[Key]:
+    """Every key the ``from_config`` of ``classes`` reads, over all their jobs (:meth:`jobs`;
+    reading the job list counts too: it decides which jobs exist)."""
+    recorder = KeyRecorder(config)
+    for cls in classes:
+        for wildcards in cls.jobs(recorder):
+            cls.from_config(recorder, **wildcards)
+    return recorder.keys_read
+
+
+def params_keys(keys: Iterable[Key], params: Mapping[str, Any]) -> list[str]:
+    """The recorded ``keys`` as DVC ``params:`` of a ``params.yaml`` (``params``): keys the file
+    does not hold left out (a schema default), a key under a recorded block dropped, and a block
+    every key of which is recorded listed as the block; dotted, sorted."""
+    wanted = set(keys)
+
+    def walk(node: Any, path: Key) -> list[Key] | None:
+        """The keys under ``path`` to list; None: the whole of ``path``."""
+        if path in wanted:
+            return None
+        if not isinstance(node, Mapping) or not node:
+            return []
+        parts = {k: walk(v, (*path, str(k))) for k, v in node.items()}
+        if path and all(p is None for p in parts.values()):
+            return None
+        found: list[Key] = []
+        for k, part in parts.items():
+            found.extend([(*path, str(k))] if part is None else part)
+        return found
+
+    found = walk(params, ())
+    if found is None:  # the whole of the params read
+        found = [(str(k),) for k in params]
+    return sorted(".".join(key) for key in found)
