@@ -90,10 +90,11 @@ def baseline_config() -> dict[str, Any]:
     return config
 
 
-def settings(config: dict[str, Any]) -> dict[str, Any]:
-    from halluscope.stages.extract import llm_settings
+def settings(config: dict[str, Any]) -> Any:
+    """The extractor LLM of instruction i01 (:func:`halluscope.stages.extract.instruction_llm`)."""
+    from halluscope.stages.extract import instruction_llm
 
-    llm = llm_settings(config, "i01")
+    llm = instruction_llm(config, "i01")
     assert llm is not None
     return llm
 
