@@ -100,7 +100,7 @@ test: system-deps $(STAMP) $(PLOTS_HTML)
 # profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is
 # stopped (tests/test_slurm_cluster.py; 2,480 CPU seconds, so at least 21 min on 2 idle cores;
-# 40-47 min measured on 2 shared cores, see README). Run on demand; not part of CI yet.
+# 20 min on the merged code at load 1-2.8, see README). CI runs it after `make test`.
 slurm-test: system-deps $(STAMP)
 	scripts/slurm_cluster.sh install
 	$(BIN)/python -m compileall -q src
