@@ -99,7 +99,7 @@ test: system-deps $(STAMP) $(PLOTS_HTML)
 
 # profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is
-# stopped (tests/test_slurm_cluster.py; 2,480 CPU seconds, so at least 21 min on 2 idle cores;
+# stopped (tests/test_slurm_cluster.py; 40-47 min on 2 cores shared with other work, and
 # 20 min on the merged code at load 1-2.8, see README). CI runs it after `make test`.
 slurm-test: system-deps $(STAMP)
 	scripts/slurm_cluster.sh install
