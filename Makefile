@@ -47,7 +47,7 @@ install-llama:
 
 # The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
 # its build test), Java (METEOR 1.5 for NOPE), git (DVC), npm (the plotting libraries of
-# `dvc plots show`). Installed when run as root (or with sudo), otherwise named with the one
+# `dvc plots show`), qemu-user (the tests' emulated AMD CPU, tests/test_kernel_pinning.py). Installed when run as root (or with sudo), otherwise named with the one
 # command that installs them.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
     texlive-fonts-recommended
@@ -59,6 +59,7 @@ system-deps:
 	command -v java >/dev/null || { missing="$$missing java"; packages="$$packages default-jre-headless"; }; \
 	command -v git >/dev/null || { missing="$$missing git"; packages="$$packages git"; }; \
 	command -v npm >/dev/null || { missing="$$missing npm"; packages="$$packages npm"; }; \
+	command -v qemu-x86_64 >/dev/null || { missing="$$missing qemu-x86_64"; packages="$$packages qemu-user"; }; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; else \
 	    echo "missing:$$missing; install them with: sudo apt-get install -y$$packages" >&2; exit 1; fi; \

@@ -3,7 +3,8 @@
 On one machine we emulate what differs between machines: the CPU capability the libraries would
 pick by themselves (the caller's environment asks torch, MKL and oneDNN for AVX-512 or for
 AVX2 only) and the thread count. Every floating-point model stage (MiniLM embeddings, the
-SmolLM2 extraction through llama.cpp) must write the same bytes under each. llama.cpp's kernels
+SmolLM2 extraction through llama.cpp) must write the same bytes under each; the MiniLM embedding
+also on another vendor's CPU, an AMD EPYC-Rome emulated by qemu-user. llama.cpp's kernels
 are fixed when it is compiled: here the installed build must be the pinned one (two builds of
 different levels are compared by timings/compare_llama_builds.sh, on demand).
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,9 +76,11 @@ def _names() -> list[str]:
     return sorted(set(COCO_CLASSES) | other)
 
 
-def _embed(extra: dict[str, str]) -> dict:
+def _embed(extra: dict[str, str], emulator: list[str] | None = None) -> dict:
+    """The embedding digest and provenance in a new process, on this CPU or, with ``emulator``
+    (a qemu-user command line), on the CPU it emulates."""
     proc = subprocess.run(
-        [sys.executable, "-c", EMBED_SCRIPT, json.dumps(_names())],
+        [*(emulator or []), sys.executable, "-c", EMBED_SCRIPT, json.dumps(_names())],
         env=_env(extra),
         capture_output=True,
         text=True,
@@ -100,6 +105,38 @@ def test_minilm_embeddings_identical_across_capability_and_threads() -> None:
         assert run["kernels"]["pinned"] is True
         assert run["kernels"]["aten_capability"] == "avx2"
         assert run["kernels"]["env"] == dict(sorted(determinism.KERNEL_ENV.items()))
+
+
+#: Another CPU than this one: qemu-user's model of an AMD EPYC-Rome (AuthenticAMD, AVX2 and FMA,
+#: no AVX-512), whose CPUID every library reads. MKL runs other code on a CPU that is not an
+#: Intel one: with ``MKL_CBWR=AVX2,STRICT`` this test failed (other embedding bytes).
+OTHER_CPU = "EPYC-Rome"
+GLIBC_CPU_KIND = {"0x1": "intel", "0x2": "amd", "0x3": "zhaoxin", "0x4": "other"}
+
+
+def _cpu_kind(emulator: list[str]) -> str:
+    """The CPU vendor glibc's loader detects (``ld.so --list-diagnostics``, glibc >= 2.33)."""
+    loader = "/lib64/ld-linux-x86-64.so.2"
+    text = subprocess.run(
+        [*emulator, loader, "--list-diagnostics"], capture_output=True, text=True, check=True
+    ).stdout
+    kind = re.search(r"^x86\.cpu_features\.basic\.kind=(\w+)$", text, re.M)
+    assert kind, f"{loader} --list-diagnostics printed no x86.cpu_features.basic.kind"
+    return GLIBC_CPU_KIND.get(kind.group(1), kind.group(1))
+
+
+@pytest.mark.slow  # torch under CPU emulation: about 2.5 CPU minutes
+def test_minilm_embeddings_identical_on_an_emulated_amd_cpu() -> None:
+    """Another vendor's CPU, not only capped libraries: qemu-user (Debian ``qemu-user``, which
+    ``make test`` installs) runs the embedding process on an emulated AMD EPYC-Rome."""
+    qemu = shutil.which("qemu-x86_64")
+    assert qemu, "qemu-x86_64 is missing: make system-deps installs it (Debian package qemu-user)"
+    emulator = [qemu, "-cpu", OTHER_CPU]
+    assert _cpu_kind(emulator) == "amd"
+    here = _embed({})
+    other = _embed({}, emulator)
+    assert other["sha256"] == here["sha256"], f"this {_cpu_kind([])} CPU vs an emulated AMD"
+    assert other["kernels"] == here["kernels"]
 
 
 @pytest.mark.slow  # new processes loading torch or llama.cpp: the whole-model tier

@@ -7,9 +7,13 @@ move, greedy decoding flips on a near-tie, and every file downstream differs fro
 
 - llama.cpp: compiled for that level (``LLAMA_CMAKE_ARGS`` of the Makefile's install step),
   never ``-march=native``; :func:`check_llama_build` refuses a build with other features.
-- torch: ``ATEN_CPU_CAPABILITY`` caps ATen's vectorised kernels; ``MKL_CBWR=AVX2,STRICT`` is
-  MKL's conditional numerical reproducibility (AVX2 code path, results independent of the
-  thread count); ``MKL_ENABLE_INSTRUCTIONS`` / ``ONEDNN_MAX_CPU_ISA`` cap MKL and oneDNN dispatch.
+- torch: ``ATEN_CPU_CAPABILITY`` caps ATen's vectorised kernels; ``MKL_CBWR=COMPATIBLE,STRICT``
+  is MKL's conditional numerical reproducibility on the code path MKL runs on Intel and AMD
+  alike (results independent of the thread count). Its ``AVX2`` branch is not enough: on a CPU
+  that is not an Intel one MKL leaves it for small GEMMs, GEMV, dot products and its vector math
+  (``exp``, ``erf``, ``log``), which ATen calls, and MiniLM's embeddings on an emulated AMD
+  EPYC-Rome differed (``timings/replicate_on_other_cpu.sh``, tests/test_kernel_pinning.py).
+  ``MKL_ENABLE_INSTRUCTIONS`` / ``ONEDNN_MAX_CPU_ISA`` cap MKL and oneDNN dispatch.
 - numpy (CAOS cosines, pooled means): ``OPENBLAS_CORETYPE=Haswell`` fixes the kernels of its
   DYNAMIC_ARCH OpenBLAS (SkylakeX on an AVX-512 CPU otherwise), ``NPY_DISABLE_CPU_FEATURES``
   turns off numpy's own AVX-512 loops, ``OPENBLAS_NUM_THREADS=1`` one thread per job.
@@ -34,7 +38,7 @@ ISA_LEVEL = "x86-64-v3"
 #: set before the first tensor operation, as :func:`pin_kernels` does on ``import halluscope``).
 KERNEL_ENV: dict[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
-    "MKL_CBWR": "AVX2,STRICT",
+    "MKL_CBWR": "COMPATIBLE,STRICT",
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "DNNL_MAX_CPU_ISA": "AVX2",

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# On demand (about 45 min on 2 cores): does a clean demo build on ANOTHER CPU reproduce the
+# committed dvc.lock? Every pipeline job runs on an emulated CPU (qemu-user, TCG), by default an
+# AMD EPYC-Rome: vendor AuthenticAMD, AVX2 and FMA but no AVX-512, where this machine may be an
+# Intel with AVX-512. torch, oneDNN, MKL and OpenBLAS read the emulated CPUID and would choose
+# other kernels if they were not pinned; llama.cpp runs its pinned x86-64-v3 build.
+#
+# Usage: timings/replicate_on_other_cpu.sh [QEMU_CPU] [SAMPLE]   (qemu-x86_64 -cpu help)
+# Needs: qemu-user (Debian: apt-get install qemu-user) and the project's .venv (make install).
+#
+# llama.cpp under TCG decodes about one token in 10 s, and the demo asks it for a few hundred
+# replies, so the emulated build takes the native build's llama.cpp replies from the response
+# cache except SAMPLE of them (default 3), which it decodes itself:
+#   1. clone A, native: `snakemake --cores 2 results/tables/ all`, `dvc commit` (as make demo);
+#   2. clone B: A's cached llama.cpp replies minus the sample; the same build, Snakemake natively
+#      and each job's `halluscope` through qemu-x86_64 (the simulated LVLMs, MiniLM, GloVe,
+#      every score, table, figure and report are computed on the emulated CPU);
+#   3. every output hash of A and of B against the committed dvc.lock, and B's decoded sample
+#      against A's replies, byte for byte.
+# Prints what torch sees natively and emulated, job counts, wall times, and IDENTICAL or what
+# differs (exit 1). The repository and its .venv are not changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CPU=${1:-EPYC-Rome}
+SAMPLE=${2:-3}
+VENV=$ROOT/.venv
+QEMU=$(command -v qemu-x86_64) || { echo "qemu-x86_64 missing: apt-get install qemu-user" >&2; exit 2; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+clone() {
+    git clone -q "$ROOT" "$WORK/$1"
+    ln -s "$VENV" "$WORK/$1/.venv"
+}
+
+build() {  # build DIR BIN_DIR: the demo build of make demo, with BIN_DIR first on PATH
+    local start=$SECONDS
+    (
+        cd "$1"
+        export PATH="$2:$VENV/bin:$PATH" PYTHONPATH="$1/src"
+        snakemake --cores 2 results/tables/ all >"$1.log" 2>&1 || { tail -40 "$1.log" >&2; exit 1; }
+        dvc commit --force --quiet
+    )
+    echo "$(basename "$1"): built in $((SECONDS - start)) s" >&2
+}
+
+# The job's halluscope on the emulated CPU; TCG's one-line notes about CPUID bits it does not
+# emulate (rdseed, sha-ni, ...) are dropped, everything else the job prints is kept.
+mkdir "$WORK/emulated" "$WORK/native"
+cat >"$WORK/emulated/halluscope" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >>"$WORK/emulated-jobs.txt"
+exec "$QEMU" -cpu "$CPU" "$VENV/bin/python" "$VENV/bin/halluscope" "\$@" \
+    2> >(grep -v "TCG doesn't support requested feature" >&2)
+EOF
+chmod +x "$WORK/emulated/halluscope"
+
+probe='import torch; print(torch.backends.cpu.get_cpu_capability())'
+echo "torch sees: native $("$VENV/bin/python" -c "$probe"), emulated $CPU" \
+    "$("$QEMU" -cpu "$CPU" "$VENV/bin/python" -c "$probe" 2>/dev/null)" >&2
+
+clone A
+build "$WORK/A" "$WORK/native"
+clone B
+"$VENV/bin/python" - "$WORK/A/results/cache" "$WORK/B/results/cache" "$SAMPLE" \
+    >"$WORK/sample.txt" <<'PY'
+import json, shutil, sys
+from pathlib import Path
+
+native, emulated, sample = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+llama = sorted(
+    p for p in native.rglob("*.json")
+    if json.loads(p.read_text())["response"]["identity"]["backend"] == "llamacpp"
+)
+for path in llama[sample:]:
+    target = emulated / path.relative_to(native)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, target)
+print("\n".join(str(p.relative_to(native)) for p in llama[:sample]))
+print(f"llama.cpp replies: {len(llama)}, decoded on the emulated CPU: {sample}", file=sys.stderr)
+PY
+build "$WORK/B" "$WORK/emulated"
+echo "emulated jobs: $(wc -l <"$WORK/emulated-jobs.txt")" >&2
+
+"$VENV/bin/python" - "$ROOT/dvc.lock" "$WORK" "$CPU" <<'PY'
+import sys
+from pathlib import Path
+
+import yaml
+
+def outs(path):
+    stages = yaml.safe_load(path.read_text(encoding="utf-8"))["stages"]
+    return {o["path"]: o.get("md5") for s in stages.values() for o in s.get("outs", [])}
+
+lock, work, cpu = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+committed, problems = outs(lock), []
+for name, label in (("A", "native"), ("B", f"emulated {cpu}")):
+    built = outs(work / name / "dvc.lock")
+    differ = sorted(p for p in committed.keys() | built.keys() if committed.get(p) != built.get(p))
+    problems += [f"{label} build: {p} differs from dvc.lock" for p in differ]
+for rel in (work / "sample.txt").read_text().split():
+    a, b = work / "A/results/cache" / rel, work / "B/results/cache" / rel
+    if not b.exists() or a.read_bytes() != b.read_bytes():
+        problems.append(f"llama.cpp reply {rel}: emulated {'differs' if b.exists() else 'missing'}")
+if problems:
+    sys.exit("DIFFERENT:\n" + "\n".join(problems))
+print(f"IDENTICAL: all {len(committed)} outputs of dvc.lock, natively and on an emulated {cpu};"
+      " the llama.cpp replies decoded there equal the native ones")
+PY
