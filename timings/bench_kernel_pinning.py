@@ -3,9 +3,10 @@
 Usage: python timings/bench_kernel_pinning.py [--names 3000] [--repeats 3] [--captions 12]
 
 1. MiniLM: ``--names`` object names (real MSCOCO and demo names, then numbered variants) are
-   embedded in a new process per run, pinned (AVX2, MKL strict CNR, 1 thread: the pipeline's
-   setting) and native (``HALLUSCOPE_NATIVE_KERNELS=1``: torch's own pick, 1 thread); the best of
-   ``--repeats`` encode times (model load excluded) is printed with the output digests.
+   embedded in a new process per run, pinned (ATen AVX2, MKL's strict CNR on its COMPATIBLE
+   branch, 1 thread: the pipeline's setting) and native (``HALLUSCOPE_NATIVE_KERNELS=1``:
+   torch's own pick, 1 thread); the best of ``--repeats`` encode times (model load excluded)
+   is printed with the output digests.
 2. LLM: the demo's extraction of ``--captions`` demo captions with an empty response cache, on
    the installed (pinned) llama.cpp build, 1 thread; wall time per caption. A native llama.cpp
    build is timed by ``timings/compare_llama_builds.sh`` (it compiles one).
