@@ -79,13 +79,21 @@ def _names() -> list[str]:
 def _embed(extra: dict[str, str], emulator: list[str] | None = None) -> dict:
     """The embedding digest and provenance in a new process, on this CPU or, with ``emulator``
     (a qemu-user command line), on the CPU it emulates."""
-    proc = subprocess.run(
-        [*(emulator or []), sys.executable, "-c", EMBED_SCRIPT, json.dumps(_names())],
-        env=_env(extra),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    for _attempt in range(2 if emulator else 1):
+        proc = subprocess.run(
+            [*(emulator or []), sys.executable, "-c", EMBED_SCRIPT, json.dumps(_names())],
+            env=_env(extra),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != -11:  # SIGSEGV
+            break
+    if emulator and proc.returncode == -11:
+        # QEMU's TCG stops some torch processes with SIGSEGV where the same process runs
+        # natively (timings/replicate_on_other_cpu.sh reruns such jobs natively): the emulator
+        # failed, not the pinning, and the comparison could not be made.
+        pytest.xfail("qemu-x86_64 stopped the emulated embedding twice with SIGSEGV")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
