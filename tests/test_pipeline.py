@@ -141,6 +141,17 @@ def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path)
     assert "data_items" not in jobs
 
 
+def test_a_changed_caption_file_reextracts_that_file_only(project: Path, tmp_path: Path) -> None:
+    """The noun tags of a model are remade from all its caption files, but its extract jobs
+    read them as a memo (ancient): only the changed file's extract job reruns."""
+    root = copy_of_build(project, tmp_path / "caption")
+    captions = root / "results/responses/demo/sim-precise/i05.jsonl"
+    captions.write_text(captions.read_text(encoding="utf-8"), encoding="utf-8")  # newer mtime
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert jobs["noun_tags"] == 1 and jobs["extract"] == 1 and jobs["oracle"] == 1, jobs
+    assert "generate" not in jobs
+
+
 def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: Path) -> None:
     """Package code is part of each job's params (rules/common.smk code_version): editing the
     PhD stage reruns the PhD jobs and what pools them, nothing upstream or of other benchmarks."""

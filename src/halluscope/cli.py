@@ -62,6 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
         ("--responses", PATH_FLAG),
         ("--out", PATH_FLAG),
         CACHE,
+        ("--noun-tags", {"type": Path, "default": None, "help": "tags of stage extract nouns"}),
+    )
+    add(
+        sub,
+        "stage-extract-nouns",
+        "the noun check's tags of many responses files, in one process (read by extract)",
+        _extract_nouns,
+        SETTINGS,
+        ("--out", PATH_FLAG),
+        ("responses", FILES),
     )
     add(
         sub,
@@ -230,7 +240,16 @@ def _extract(args: argparse.Namespace) -> None:
     from halluscope.stages import extract
 
     settings = extract.ExtractSettings.from_json(args.settings)
-    stats = extract.run(settings, args.responses, args.out, args.cache)
+    stats = extract.run(settings, args.responses, args.out, args.cache, args.noun_tags)
+    print(json.dumps(stats, sort_keys=True), file=sys.stderr)
+
+
+def _extract_nouns(args: argparse.Namespace) -> None:
+    """Tags for the extract jobs of many responses files; counts on stderr (the rule's log)."""
+    from halluscope.stages import extract
+
+    settings = extract.NounTagSettings.from_json(args.settings)
+    stats = extract.tag_nouns(settings, args.responses, args.out)
     print(json.dumps(stats, sort_keys=True), file=sys.stderr)
 
 

@@ -171,7 +171,7 @@ STAGES: list[Stage] = [
             "src/halluscope/benchmarks/caos/extract.smk",
             "src/halluscope/stages/extract.py",
         ],
-        ["results/objects"],
+        ["results/objects", "results/nouns"],
         ["results/responses"],
         "ordered object lists (L1 + L2)",
     ),

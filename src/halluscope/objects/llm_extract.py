@@ -507,10 +507,17 @@ class LLMObjectExtractor:
         The candidates are found once per distinct caption, and the noun check tags the
         lexicon matches of all of them in one batch."""
         l2 = self.ask(captions) if use_llm else {}
+        found = self.prepare(captions)
+        return [self.merge(c, l2.get(c) if use_llm else None, found[c]) for c in captions]
+
+    def prepare(self, captions: Sequence[str]) -> dict[str, tuple[list[Mention], list[Mention]]]:
+        """:meth:`candidates` of each distinct caption, after the noun check has tagged the
+        windows around all their lexicon matches in one batch (rule ``noun_tags`` calls this to
+        tag a file exactly as its extract job would)."""
         found = {c: self.candidates(c) for c in dict.fromkeys(captions)}
         if self.nouns is not None:
             self.nouns.prepare({c: [(m.start, m.end) for m in f[1]] for c, f in found.items()})
-        return [self.merge(c, l2.get(c) if use_llm else None, found[c]) for c in captions]
+        return found
 
 
 def head_class(parser: ObjectParser, name: str) -> str | None:

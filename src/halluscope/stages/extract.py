@@ -6,7 +6,8 @@
 - ``rule+lexicon``: L1 plus out-of-domain nouns of a lexicon (L2 without an LLM), each match
   kept only where spaCy's tagger reads it as an object in that caption
   (:mod:`halluscope.objects.nouns`; the windows around the matches of every distinct caption are
-  tagged once per job, in one batch);
+  tagged in one batch per file, by rule ``noun_tags`` for all of a model's files in one process,
+  :func:`tag_nouns`, whose store the extract jobs read);
 - ``rule+llm``: L1 plus the objects an LLM lists from the caption, tallied with the caption's
   words (the CAOS paper's setting, :mod:`halluscope.objects.llm_extract`);
 - ``rule+lexicon+llm``: both L2 sources.
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings
+from halluscope.io import InputError, iter_jsonl_numbered, read_jsonl, write_json, write_jsonl
+from halluscope.settings import StageSettings, param
 from halluscope.stages.llm import LLMSettings
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
@@ -58,6 +59,17 @@ class ExtractSettings(StageSettings):
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
         return [{"instruction": i} for i in config["generate"]["instructions"]]
+
+
+@dataclass(frozen=True)
+class NounTagSettings(StageSettings):
+    """What rule ``noun_tags`` reads: the keys that decide which lexicon matches a caption has
+    (the method, the rule parser whose matches win overlaps, the lexicon)."""
+
+    method: str = param("extract.method")
+    synonyms: str = param("extract.synonyms")
+    variant: str = param("extract.variant")
+    lexicon: str = param("extract.ood_lexicon")
 
 
 def instruction_llm(config: Mapping[str, Any], instruction: str) -> LLMSettings | None:
@@ -109,6 +121,7 @@ def _extractor(
     method: str,
     llm: LLMSettings | None,
     cache_dir: Path | None,
+    known_tags: Mapping[str, Any] | None = None,
 ):
     from halluscope.objects.coco import load_synonyms
     from halluscope.objects.lexicon import LexiconMatcher
@@ -121,7 +134,7 @@ def _extractor(
         load_synonyms(None if synonyms == "builtin" else Path(synonyms)), variant=variant
     )
     matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
-    nouns = NounCheck() if matcher is not None else None
+    nouns = NounCheck(known=known_tags) if matcher is not None else None
     if llm is None:
         return LLMObjectExtractor(parser, None, None, lexicon=matcher, nouns=nouns)
     from halluscope.models.base import make_backend
@@ -143,25 +156,10 @@ def _extractor(
     )
 
 
-def run(
-    settings: ExtractSettings, responses: Path, out: Path, cache_dir: Path | None = None
-) -> dict[str, int]:
-    """Write one object record per response, in response order; returns extraction counts.
-
-    ``settings.llm`` (``None`` = do not use the LLM for this file) is the extractor LLM
-    (:func:`instruction_llm`).
-    """
-    method, llm = settings.method, settings.llm
-    synonyms, variant, lexicon = settings.synonyms, settings.variant, settings.lexicon
-    if method not in METHODS:
-        raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
-    use_llm = "llm" in method.split("+") and llm is not None
-    base = method.replace("+llm", "")
-    extractor = _extractor(
-        synonyms, variant, lexicon, method if use_llm else base, llm if use_llm else None, cache_dir
-    )
+def _read_responses(responses: Path) -> tuple[list[Any], list[str]]:
+    """The image ids and texts of a responses file, in order."""
     ids, texts = [], []
-    for number, rec in enumerate(read_jsonl(responses), start=1):
+    for number, rec in iter_jsonl_numbered(responses):
         text = rec.get("text")
         if not isinstance(text, str):
             raise InputError(f"{responses}:{number}: expected a string 'text' field")
@@ -169,6 +167,46 @@ def run(
             raise InputError(f"{responses}:{number}: expected an 'image_id' field")
         ids.append(rec["image_id"])
         texts.append(text)
+    return ids, texts
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
+
+
+def run(
+    settings: ExtractSettings,
+    responses: Path,
+    out: Path,
+    cache_dir: Path | None = None,
+    noun_tags: Path | None = None,
+) -> dict[str, int]:
+    """Write one object record per response, in response order; returns extraction counts.
+
+    ``settings.llm`` (``None`` = do not use the LLM for this file) is the extractor LLM
+    (:func:`instruction_llm`). ``noun_tags``: the store of rule ``noun_tags``
+    (:func:`tag_nouns`); the noun check tags only the windows it lacks.
+    """
+    method, llm = settings.method, settings.llm
+    _check_method(method)
+    use_llm = "llm" in method.split("+") and llm is not None
+    base = method.replace("+llm", "")
+    known = None
+    if noun_tags is not None and "lexicon" in method.split("+"):
+        from halluscope.objects.noun_tags import read_store
+
+        known = read_store(noun_tags)
+    extractor = _extractor(
+        settings.synonyms,
+        settings.variant,
+        settings.lexicon,
+        method if use_llm else base,
+        llm if use_llm else None,
+        cache_dir,
+        known,
+    )
+    ids, texts = _read_responses(responses)
     fields = extractor.extract(texts, use_llm=use_llm)
     write_jsonl(out, ({"image_id": i, **f} for i, f in zip(ids, fields, strict=True)))
     stats = dict(extractor.stats)
@@ -176,7 +214,32 @@ def run(
     if extractor.cache is not None:
         stats["cache_hits"] = extractor.cache.hits
         stats["cache_misses"] = extractor.cache.misses
+    if extractor.nouns is not None:
+        stats["noun_windows_tagged"] = extractor.nouns.stats["windows_tagged"]
     return stats
+
+
+def tag_nouns(settings: NounTagSettings, responses: Sequence[Path], out: Path) -> dict[str, int]:
+    """Tag, in this one process, the noun check's windows of every responses file, each file
+    as its extract job would (:meth:`LLMObjectExtractor.prepare` with a fresh noun check: the
+    same windows in the same batches), and write the store the extract jobs read
+    (:mod:`halluscope.objects.noun_tags`). Without a lexicon in the method the store is empty
+    and the tagger is not loaded."""
+    from halluscope.objects.noun_tags import merge_tagged, write_store
+    from halluscope.objects.nouns import NounCheck
+
+    _check_method(settings.method)
+    store: dict[str, Any] = {}
+    if "lexicon" in settings.method.split("+"):
+        extractor = _extractor(
+            settings.synonyms, settings.variant, settings.lexicon, "rule+lexicon", None, None
+        )
+        for path in responses:
+            extractor.nouns = NounCheck()
+            extractor.prepare(_read_responses(path)[1])
+            merge_tagged(store, extractor.nouns.tagged)
+    written = write_store(out, store)
+    return {"files": len(responses), "windows": written, "left_out": len(store) - written}
 
 
 def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:

@@ -2,6 +2,42 @@
 # out-of-domain (L2: lexicon and/or LLM; halluscope.stages.extract, objects/llm_extract.py).
 from halluscope.resources import model_resources
 from halluscope.stages.extract import ExtractSettings
+from halluscope.stages.extract import NounTagSettings
+
+
+def model_response_files(wildcards):
+    """The caption files of one model (every instruction), in instruction order."""
+    return expand(
+        "results/responses/{dataset}/{model}/{instruction}.jsonl",
+        dataset=wildcards.dataset, model=wildcards.model, instruction=INSTRUCTIONS,
+    )
+
+
+def noun_tag_files(dataset=RUN):
+    return expand("results/nouns/{dataset}/{model}.jsonl", dataset=dataset, model=MODELS)
+
+
+# The noun check's tags of a model's captions, made in one process so that its extract jobs do
+# not each load spaCy's tagger (1.5 CPU s apiece). A memo, not a decision: an extract job tags
+# what the store lacks, so its input is ancient() and a new store (another caption file of the
+# model changed) reruns no extract job whose own captions did not change.
+rule noun_tags:
+    """Tags of the windows around the out-of-domain lexicon matches of one model's captions."""
+    input:
+        model_response_files,
+    output:
+        "results/nouns/{dataset}/{model}.jsonl",
+    params:
+        settings=settings_arg(NounTagSettings),
+        code=code_version("extract"),
+    priority: LLM_PRIORITY
+    conda:
+        "../../../../envs/halluscope.yaml"
+    log:
+        "logs/noun_tags/{dataset}/{model}.log",
+    shell:
+        "halluscope stage extract nouns --settings {params.settings:q} --out {output} {input} "
+        "> {log} 2>&1"
 
 
 # The settings of a job hold the extractor LLM of its instruction (halluscope.stages.extract.
@@ -12,6 +48,7 @@ rule extract:
     lexicon and/or the 5-shot LLM of CAOS, tallied with the caption's words)."""
     input:
         responses="results/responses/{dataset}/{model}/{instruction}.jsonl",
+        noun_tags=ancient("results/nouns/{dataset}/{model}.jsonl"),
     output:
         "results/objects/{dataset}/{model}/{instruction}.jsonl",
     params:
@@ -26,7 +63,7 @@ rule extract:
         "logs/extract/{dataset}/{model}/{instruction}.log",
     shell:
         "halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "--cache results/cache/responses --noun-tags {input.noun_tags} --out {output} > {log} 2>&1"
 
 
 rule extract_report:
@@ -49,4 +86,5 @@ rule extract_all:
     """DVC stage target: every object file and the pooled extraction report."""
     input:
         object_files(),
+        noun_tag_files(),
         expand("results/objects/{dataset}/extract_report.json", dataset=RUN),
