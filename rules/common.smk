@@ -95,19 +95,9 @@ def benchmark_figure_files(dataset=RUN):
 
 # Job priorities (Snakemake starts the ready job of highest priority first): the single-thread
 # LLM jobs and the cheap jobs their inputs wait on come first, so the many light jobs fill the
-# other core around them instead of leaving a long LLM job for the end of the run; then the
-# caption chain (captions -> objects -> oracle -> embeddings -> scores -> figures), the longest
-# chain of light jobs, so the other benchmarks' last jobs run beside its end.
+# other core around them instead of leaving a long LLM job for the end of the run (CAOS's
+# common.smk ranks its caption chain below them).
 LLM_PRIORITY = 10
-CAPTION_PRIORITY = 5
-
-
-def caption_priority(wildcards):
-    """LLM_PRIORITY for the caption files the LLM extractor reads (rules generate, extract),
-    else CAPTION_PRIORITY."""
-    from halluscope.stages.extract import instruction_llm
-
-    return LLM_PRIORITY if instruction_llm(config, wildcards.instruction) else CAPTION_PRIORITY
 
 
 _CODE_VERSIONS = {}

@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 import yaml
 
+from halluscope.benchmarks.caos.captions.embed import EmbedSettings
+from halluscope.benchmarks.caos.captions.extract import build_extractor
 from halluscope.config import ConfigError
 from halluscope.config import load as load_params
 from halluscope.data.demo import load_annotations
@@ -38,22 +40,20 @@ from halluscope.models.hf import load_image
 from halluscope.models.openai_backend import OpenAIBackendError
 from halluscope.objects.parser import ObjectParser
 from halluscope.stages.data import DataSettings, load_items
-from halluscope.stages.embed import EmbedSettings
-from halluscope.stages.extract import build_extractor
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def extract_settings(synonyms: object = "builtin") -> str:
     """The ``--settings`` of an extract job of the rule+lexicon method."""
-    from halluscope.stages.extract import ExtractSettings
+    from halluscope.benchmarks.caos.captions.extract import ExtractSettings
 
     return ExtractSettings("rule+lexicon", str(synonyms), "pattern", "builtin").to_json()
 
 
 def generate_settings(spec: dict, generation: dict | None = None, cache_mode: str = "live") -> str:
     """The ``--settings`` of a generate job of model ``m``, instruction i01."""
-    from halluscope.stages.generate import GenerateSettings
+    from halluscope.benchmarks.caos.captions.generate import GenerateSettings
     from halluscope.stages.llm import LLMSettings
 
     block = {**(generation or {}), "template_version": "v1", "cache_mode": cache_mode}

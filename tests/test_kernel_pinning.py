@@ -168,7 +168,7 @@ def _responses(path: Path, n: int = 6) -> Path:
 def _extract(tmp: Path, label: str, responses: Path, n_threads: int, extra: dict) -> str:
     """The demo's LLM extraction (params.yaml settings, an empty response cache) in a new
     process with ``n_threads`` llama.cpp threads; returns the sha256 of the object file."""
-    from halluscope.stages.extract import ExtractSettings
+    from halluscope.benchmarks.caos.captions.extract import ExtractSettings
 
     config = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     config["models"]["smollm2"]["n_threads"] = n_threads

@@ -44,7 +44,7 @@ def make_items(path: Path) -> None:
 
 
 def generate_cmd(items: Path, cache: Path, out: Path) -> list[str]:
-    from halluscope.stages.generate import GenerateSettings
+    from halluscope.benchmarks.caos.captions.generate import GenerateSettings
     from halluscope.stages.llm import LLMSettings
 
     block = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 1}
@@ -111,7 +111,7 @@ def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
     """The LLM extraction stage (real SmolLM2) killed mid-run resumes to the same bytes."""
     import yaml
 
-    from halluscope.stages.extract import ExtractSettings, instruction_llm
+    from halluscope.benchmarks.caos.captions.extract import ExtractSettings, instruction_llm
 
     root = Path(__file__).resolve().parents[1]
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))

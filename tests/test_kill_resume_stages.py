@@ -258,8 +258,8 @@ def distinct(rows: list[dict], *keys: str) -> int:
 
 
 def sim_stages(inputs: dict) -> dict[str, Stage]:
+    from halluscope.benchmarks.caos.captions.oracle import OracleSettings
     from halluscope.benchmarks.trihe.stages import TriheAnswerSettings
-    from halluscope.stages.oracle import OracleSettings
 
     items = str(inputs["items"])
 

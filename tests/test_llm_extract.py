@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from halluscope.benchmarks.caos.captions import extract as extract_stage
 from halluscope.cli import main
 from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache
@@ -30,7 +31,6 @@ from halluscope.objects.llm_extract import (
     tally,
 )
 from halluscope.objects.parser import ObjectParser
-from halluscope.stages import extract as extract_stage
 from halluscope.stages.llm import LLMSettings
 
 

@@ -86,9 +86,9 @@ def test_defaults_come_from_the_schema() -> None:
 
 def test_the_demo_blocks_keep_their_request_params() -> None:
     """The request params (cache keys) of the demo's LLM stages, as before the shared type."""
+    from halluscope.benchmarks.caos.captions.extract import instruction_llm
     from halluscope.benchmarks.nope.stages import GeneratorSettings
     from halluscope.benchmarks.trihe.stages import TripletSettings
-    from halluscope.stages.extract import instruction_llm
 
     config = params()
     extract = instruction_llm(config, "i01")

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from halluscope.benchmarks.caos.captions.extract import (
+    ExtractSettings,
+    NounTagSettings,
+    run,
+    tag_nouns,
+)
 from halluscope.io import InputError, write_jsonl
 from halluscope.objects.noun_tags import merge_tagged, read_store, write_store
 from halluscope.objects.nouns import Tagged
-from halluscope.stages.extract import ExtractSettings, NounTagSettings, run, tag_nouns
 
 CAPTIONS = {
     "i01": [

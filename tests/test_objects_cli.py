@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from halluscope.benchmarks.caos.captions.extract import extract_texts
 from halluscope.cli import main
-from halluscope.stages.extract import extract_texts
 
 CAPTIONS = [
     {"image_id": 1, "caption": "A dog sits next to a trash can. A cat can be seen on the couch."},
@@ -68,7 +68,7 @@ def test_objects_per_caption_with_gt(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_same_objects_as_the_extract_stage(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The command lists exactly the objects the stage writes, from a pipeline caption file."""
-    from halluscope.stages import extract
+    from halluscope.benchmarks.caos.captions import extract
 
     texts = [list(c.values())[1] for c in CAPTIONS]
     responses = write_lines(

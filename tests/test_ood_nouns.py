@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from halluscope.benchmarks.caos.captions.extract import extract_texts
 from halluscope.io import read_json_records
 from halluscope.objects.nouns import REASONS, WINDOW, NounCheck, _windows, load_tagger
-from halluscope.stages.extract import extract_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / "tests" / "data" / "ood_mentions.jsonl"
@@ -102,7 +102,7 @@ def test_figurative_and_material_uses() -> None:
 
 
 def test_reasons_are_counted_in_the_stage_stats(tmp_path: Path) -> None:
-    from halluscope.stages import extract
+    from halluscope.benchmarks.caos.captions import extract
 
     responses = tmp_path / "r.jsonl"
     responses.write_text(

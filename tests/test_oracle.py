@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from halluscope.benchmarks.caos.captions import oracle as oracle_stage
+from halluscope.benchmarks.caos.captions.oracle import OracleSettings
 from halluscope.cli import main
 from halluscope.io import read_json, read_jsonl, write_jsonl
 from halluscope.models import Request, Response, ResponseCache, make_backend
@@ -23,9 +25,7 @@ from halluscope.models.oracle import (
     question,
 )
 from halluscope.models.sim import question_object
-from halluscope.stages import oracle as oracle_stage
 from halluscope.stages.llm import LLMSettings
-from halluscope.stages.oracle import OracleSettings
 
 
 class FixedAnswers:

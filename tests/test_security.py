@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from halluscope.benchmarks.caos.captions.generate import GenerateSettings
 from halluscope.io import write_jsonl
 from halluscope.models import Request, ResponseCache, make_backend, user_message
 from halluscope.models.generate import generate_captions
 from halluscope.models.openai_backend import OpenAIBackendError
-from halluscope.stages.generate import GenerateSettings
 from halluscope.stages.llm import LLMSettings
 
 ROOT = Path(__file__).resolve().parents[1]

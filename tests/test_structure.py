@@ -63,10 +63,15 @@ def test_find_cycle_finds_a_planted_cycle() -> None:
 
 def test_stage_code_is_the_import_closure() -> None:
     """Each stage's digest covers every module its entry modules import, transitively: the score
-    stage includes stages/oracle.py (load_decisions), stages/data.py, CAOS's K order and
-    embeddings.py (load_vectors), which the hand-kept lists had missed."""
+    stage includes CAOS's captions/oracle.py (load_decisions), stages/data.py, CAOS's K order
+    and embeddings.py (load_vectors), which the hand-kept lists had missed."""
     score = {p.relative_to(ROOT).as_posix() for p in code_files("score", ROOT)}
-    modules = ("stages/oracle.py", "stages/data.py", "benchmarks/caos/k_order.py", "embeddings.py")
+    modules = (
+        "benchmarks/caos/captions/oracle.py",
+        "stages/data.py",
+        "benchmarks/caos/k_order.py",
+        "embeddings.py",
+    )
     for module in modules:
         assert f"src/halluscope/{module}" in score, module
     core = {ROOT / e for e in CORE_CODE}
@@ -311,3 +316,24 @@ def test_a_setting_travels_from_params_yaml_to_its_stage_in_one_step() -> None:
             ):
                 mine = any(issubclass(u, value) for u in used)  # a rule's, or a base of one
                 assert mine, f"{module}.{value.__name__} is no rule's settings"
+
+
+CAOS_STAGES = {"generate", "extract", "oracle", "embed", "score"}
+
+
+def test_caos_stage_code_lives_in_its_folder() -> None:
+    """CAOS's caption pipeline (generate, extract, oracle, embed) and its scores are CAOS's code,
+    in benchmarks/caos/: every module of src/halluscope/stages/ is code of a core stage (data,
+    figures, tables) or of another benchmark's stage, so the shared folder shares."""
+    users: dict[Path, set[str]] = {}
+    for stage in STAGES:
+        for path in code_files(stage.name, ROOT):
+            users.setdefault(path, set()).add(stage.name)
+    shared = ROOT / "src" / "halluscope" / "stages"
+    modules = [p for p in shared.glob("*.py") if p.name != "__init__.py"]
+    assert modules
+    for module in modules:
+        assert users.get(module, set()) - CAOS_STAGES, f"{module.name}: used by CAOS only"
+    captions = ROOT / "src" / "halluscope" / "benchmarks" / "caos" / "captions"
+    for name in ("generate", "extract", "oracle", "embed"):
+        assert captions / f"{name}.py" in code_files(name, ROOT), name

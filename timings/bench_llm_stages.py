@@ -91,8 +91,9 @@ def baseline_config() -> dict[str, Any]:
 
 
 def settings(config: dict[str, Any]) -> Any:
-    """The extractor LLM of instruction i01 (:func:`halluscope.stages.extract.instruction_llm`)."""
-    from halluscope.stages.extract import instruction_llm
+    """The extractor LLM of instruction i01
+    (:func:`halluscope.benchmarks.caos.captions.extract.instruction_llm`)."""
+    from halluscope.benchmarks.caos.captions.extract import instruction_llm
 
     llm = instruction_llm(config, "i01")
     assert llm is not None
@@ -101,7 +102,7 @@ def settings(config: dict[str, Any]) -> Any:
 
 def extract(config: dict[str, Any], texts: list[str], cache_dir: str) -> list[dict[str, Any]]:
     """Object records of ``texts`` with the extract stage's own extractor (one process)."""
-    from halluscope.stages.extract import _extractor
+    from halluscope.benchmarks.caos.captions.extract import _extractor
 
     ext = config["extract"]
     extractor = _extractor(

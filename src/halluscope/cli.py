@@ -224,7 +224,7 @@ def _data(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from halluscope.stages import generate
+    from halluscope.benchmarks.caos.captions import generate
     from halluscope.stages.answering import AnswerSettings
 
     settings = generate.GenerateSettings.from_json(args.settings)
@@ -237,7 +237,7 @@ def _generate(args: argparse.Namespace) -> None:
 
 def _extract(args: argparse.Namespace) -> None:
     """The extract stage; its counts go to stderr (the rule's log)."""
-    from halluscope.stages import extract
+    from halluscope.benchmarks.caos.captions import extract
 
     settings = extract.ExtractSettings.from_json(args.settings)
     stats = extract.run(settings, args.responses, args.out, args.cache, args.noun_tags)
@@ -246,7 +246,7 @@ def _extract(args: argparse.Namespace) -> None:
 
 def _extract_nouns(args: argparse.Namespace) -> None:
     """Tags for the extract jobs of many responses files; counts on stderr (the rule's log)."""
-    from halluscope.stages import extract
+    from halluscope.benchmarks.caos.captions import extract
 
     settings = extract.NounTagSettings.from_json(args.settings)
     stats = extract.tag_nouns(settings, args.responses, args.out)
@@ -254,14 +254,14 @@ def _extract_nouns(args: argparse.Namespace) -> None:
 
 
 def _extract_report(args: argparse.Namespace) -> None:
-    from halluscope.stages import extract
+    from halluscope.benchmarks.caos.captions import extract
 
     extract.report(args.objects, args.out)
 
 
 def _oracle_decide(args: argparse.Namespace) -> None:
     """The oracle stage; its accuracy report goes to stderr (the rule's log)."""
-    from halluscope.stages import oracle
+    from halluscope.benchmarks.caos.captions import oracle
 
     settings = oracle.OracleSettings.from_json(args.settings)
     report = oracle.run(settings, args.objects, args.items, args.out, args.accuracy, args.cache)
@@ -269,13 +269,13 @@ def _oracle_decide(args: argparse.Namespace) -> None:
 
 
 def _oracle_pool(args: argparse.Namespace) -> None:
-    from halluscope.stages import oracle
+    from halluscope.benchmarks.caos.captions import oracle
 
     oracle.pool(args.oracle_files, args.items, args.out)
 
 
 def _embed(args: argparse.Namespace) -> None:
-    from halluscope.stages import embed
+    from halluscope.benchmarks.caos.captions import embed
 
     settings = embed.EmbedSettings.from_json(args.settings)
     embed.run(settings, args.items, args.objects, args.out, args.missing)

@@ -159,7 +159,10 @@ STAGES: list[Stage] = [
     Stage(
         "generate",
         "generate_all",
-        ["src/halluscope/benchmarks/caos/generate.smk", "src/halluscope/stages/generate.py"],
+        [
+            "src/halluscope/benchmarks/caos/generate.smk",
+            "src/halluscope/benchmarks/caos/captions/generate.py",
+        ],
         ["results/responses"],
         ["results/data"],
         "captions per model x instruction",
@@ -169,7 +172,7 @@ STAGES: list[Stage] = [
         "extract_all",
         [
             "src/halluscope/benchmarks/caos/extract.smk",
-            "src/halluscope/stages/extract.py",
+            "src/halluscope/benchmarks/caos/captions/extract.py",
         ],
         ["results/objects", "results/nouns"],
         ["results/responses"],
@@ -180,7 +183,7 @@ STAGES: list[Stage] = [
         "oracle_all",
         [
             "src/halluscope/benchmarks/caos/oracle.smk",
-            "src/halluscope/stages/oracle.py",
+            "src/halluscope/benchmarks/caos/captions/oracle.py",
         ],
         ["results/oracle"],
         ["results/objects", "results/data"],
@@ -190,7 +193,10 @@ STAGES: list[Stage] = [
     Stage(
         "embed",
         "embed_all",
-        ["src/halluscope/benchmarks/caos/embed.smk", "src/halluscope/stages/embed.py"],
+        [
+            "src/halluscope/benchmarks/caos/embed.smk",
+            "src/halluscope/benchmarks/caos/captions/embed.py",
+        ],
         ["results/embeddings"],
         ["results/objects", "results/data"],
         "object vectors",

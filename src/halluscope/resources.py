@@ -98,7 +98,7 @@ def _llm(settings: LLMSettings | None, where: str) -> list[Needs]:
 
 
 def _extract(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.stages.extract import instruction_llm
+    from halluscope.benchmarks.caos.captions.extract import instruction_llm
 
     return _llm(instruction_llm(config, wildcards.instruction), "extract.llm")
 

@@ -1,10 +1,11 @@
 """``halluscope objects``: the objects the pipeline extracts from captions, for reading by hand.
 
-The same code as the extract stage's ``rule+lexicon`` method (:func:`halluscope.stages.extract.
-extract_texts`): MSCOCO mentions of the CHAIR-style parser (in-domain) and the out-of-domain
-lexicon's matches that the noun check keeps, each with its surface form, token position,
-character span and source; the matches the noun check drops are listed with the reason. With
-``--gt``, each in-domain object says whether the image's ground truth holds it.
+The same code as the extract stage's ``rule+lexicon`` method
+(:func:`halluscope.benchmarks.caos.captions.extract.extract_texts`): MSCOCO mentions of the
+CHAIR-style parser (in-domain) and the out-of-domain lexicon's matches that the noun check
+keeps, each with its surface form, token position, character span and source; the matches the
+noun check drops are listed with the reason. With ``--gt``, each in-domain object says whether
+the image's ground truth holds it.
 """
 
 from __future__ import annotations
@@ -119,9 +120,9 @@ def _with_spans(caption: str, objects: list[dict[str, Any]]) -> list[dict[str, A
 
 
 def run(args: argparse.Namespace) -> None:
+    from halluscope.benchmarks.caos.captions.extract import extract_texts
     from halluscope.commands._args import no_records, report, write_result
     from halluscope.objects.nouns import REASONS
-    from halluscope.stages.extract import extract_texts
 
     captions = read_captions(args.captions)
     if not captions:

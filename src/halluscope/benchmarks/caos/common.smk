@@ -9,12 +9,38 @@ from halluscope.benchmarks.caos.report import FIGURES as _CAOS_FIGURES
 
 CAOS_FIGURES = list(_CAOS_FIGURES)
 
+# The caption chain (captions -> objects -> oracle -> embeddings -> scores -> figures) is the
+# longest chain of light jobs: it runs after the LLM jobs (LLM_PRIORITY, rules/common.smk) and
+# before the rest, so the other benchmarks' last jobs run beside its end.
+CAPTION_PRIORITY = 5
+
+
+def caption_priority(wildcards):
+    """LLM_PRIORITY for the caption files the LLM extractor reads (rules generate, extract),
+    else CAPTION_PRIORITY."""
+    from halluscope.benchmarks.caos.captions.extract import instruction_llm
+
+    return LLM_PRIORITY if instruction_llm(config, wildcards.instruction) else CAPTION_PRIORITY
+
 
 def score_files(dataset=RUN):
     return expand(
         "results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
         dataset=dataset, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
     )
+
+
+def model_response_files(wildcards):
+    """The caption files of one model (every instruction), in instruction order."""
+    return expand(
+        "results/responses/{dataset}/{model}/{instruction}.jsonl",
+        dataset=wildcards.dataset, model=wildcards.model, instruction=INSTRUCTIONS,
+    )
+
+
+def noun_tag_files(dataset=RUN):
+    """The noun check's tags, one file per model (rule noun_tags)."""
+    return expand("results/nouns/{dataset}/{model}.jsonl", dataset=dataset, model=MODELS)
 
 
 def by_model_instruction(paths):

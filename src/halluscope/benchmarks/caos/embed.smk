@@ -1,7 +1,7 @@
 # CAOS's caption pipeline, step 4: vectors of every object name, GT object and K object
-# (halluscope.stages.embed; K: k_order.py).
+# (halluscope.benchmarks.caos.captions.embed; K: k_order.py).
 from halluscope.resources import model_resources
-from halluscope.stages.embed import EmbedSettings
+from halluscope.benchmarks.caos.captions.embed import EmbedSettings
 
 
 rule embed:

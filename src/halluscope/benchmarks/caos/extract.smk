@@ -1,20 +1,8 @@
 # CAOS's caption pipeline, step 2: the ordered objects of each caption, rule-based (L1) and
-# out-of-domain (L2: lexicon and/or LLM; halluscope.stages.extract, objects/llm_extract.py).
+# out-of-domain (L2: lexicon and/or LLM; stage code captions/extract.py, objects/llm_extract.py).
 from halluscope.resources import model_resources
-from halluscope.stages.extract import ExtractSettings
-from halluscope.stages.extract import NounTagSettings
-
-
-def model_response_files(wildcards):
-    """The caption files of one model (every instruction), in instruction order."""
-    return expand(
-        "results/responses/{dataset}/{model}/{instruction}.jsonl",
-        dataset=wildcards.dataset, model=wildcards.model, instruction=INSTRUCTIONS,
-    )
-
-
-def noun_tag_files(dataset=RUN):
-    return expand("results/nouns/{dataset}/{model}.jsonl", dataset=dataset, model=MODELS)
+from halluscope.benchmarks.caos.captions.extract import ExtractSettings
+from halluscope.benchmarks.caos.captions.extract import NounTagSettings
 
 
 # The noun check's tags of a model's captions, made in one process so that its extract jobs do
@@ -40,7 +28,7 @@ rule noun_tags:
         "> {log} 2>&1"
 
 
-# The settings of a job hold the extractor LLM of its instruction (halluscope.stages.extract.
+# The settings of a job hold the extractor LLM of its instruction (halluscope.benchmarks.caos.captions.extract.
 # instruction_llm), so a change of the LLM's model spec, generation params or instruction subset
 # reruns exactly the affected extract jobs.
 rule extract:

@@ -1,7 +1,7 @@
 # CAOS's caption pipeline, step 1: one caption file per model x instruction (stage code:
-# halluscope.stages.generate). Included by rules.smk.
+# halluscope.benchmarks.caos.captions.generate). Included by rules.smk.
 from halluscope.resources import model_resources
-from halluscope.stages.generate import GenerateSettings
+from halluscope.benchmarks.caos.captions.generate import GenerateSettings
 
 
 rule generate:

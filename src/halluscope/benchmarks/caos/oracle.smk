@@ -1,7 +1,7 @@
-# CAOS's caption pipeline, step 3: is each out-of-domain object in the image (halluscope.stages.
-# oracle; the LVLM-ensemble members: models/oracle.py).
+# CAOS's caption pipeline, step 3: is each out-of-domain object in the image (stage code:
+# captions/oracle.py; the LVLM-ensemble members: models/oracle.py).
 from halluscope.resources import model_resources
-from halluscope.stages.oracle import OracleSettings
+from halluscope.benchmarks.caos.captions.oracle import OracleSettings
 
 
 rule oracle:

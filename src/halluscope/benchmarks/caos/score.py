@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halluscope.benchmarks.caos.captions.oracle import load_decisions
+from halluscope.benchmarks.caos.csvio import write_csv
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.metric import (
     SCORES,
@@ -27,9 +29,7 @@ from halluscope.benchmarks.caos.metric import (
 )
 from halluscope.io import read_jsonl
 from halluscope.settings import StageSettings, plain
-from halluscope.stages.csvio import write_csv
 from halluscope.stages.data import load_items
-from halluscope.stages.oracle import load_decisions
 
 KEYS = ("model", "embedder", "instruction_id", "image_id")
 #: The two bounds for objects no oracle verified (see halluscope.benchmarks.caos.metric).

@@ -201,9 +201,9 @@ def load_captions(
 ) -> list[Caption]:
     """A model's captions of the Table 1 instructions, labelled as the score stage labels them
     (:func:`halluscope.benchmarks.caos.score.caption_objects`), distinct objects only."""
+    from halluscope.benchmarks.caos.captions.oracle import load_decisions
     from halluscope.benchmarks.caos.score import caption_objects
     from halluscope.io import read_jsonl
-    from halluscope.stages.oracle import load_decisions
 
     out = []
     for instruction in instructions:

@@ -30,10 +30,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from halluscope.benchmarks.caos.csvio import as_float, read_csv, write_csv
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import StageSettings, param
-from halluscope.stages.csvio import as_float, read_csv, write_csv
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
 BOUNDED = ("precision", "CHAIR_S", *SCORES)
