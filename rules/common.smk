@@ -3,7 +3,7 @@ from halluscope.config import validate as validate_params
 
 validate_params(config, source="params.yaml (+ any --configfile/--config overrides)")
 
-# RUN keys every result path (results/<area>/<RUN>/...): the profile name, so that two profiles
+# RUN keys every result path (results/<area>/<RUN>/..., the wildcard {profile}): the profile name, so that two profiles
 # never write the same file (even two profiles of one dataset). DATASET is the loader's kind.
 RUN = config["profile"]
 DATASET = config["data"]["dataset"]
@@ -17,7 +17,7 @@ from halluscope.benchmarks import BENCHMARKS
 # Only the active profile's results are buildable: another profile's files are inputs at most
 # (the report), never rebuilt with this profile's params.
 wildcard_constraints:
-    dataset=RUN.replace(".", r"\."),
+    profile=RUN.replace(".", r"\."),
     model=r"[A-Za-z0-9_.-]+",
     instruction=r"[A-Za-z0-9_-]+",
     embedder=r"[A-Za-z0-9_-]+",
@@ -49,48 +49,48 @@ def project_file(value):
     return [] if value in SOURCES else [value]
 
 
-def response_files(dataset=RUN):
+def response_files(profile=RUN):
     return expand(
-        "results/responses/{dataset}/{model}/{instruction}.jsonl",
-        dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
+        "results/responses/{profile}/{model}/{instruction}.jsonl",
+        profile=profile, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def object_files(dataset=RUN):
+def object_files(profile=RUN):
     return expand(
-        "results/objects/{dataset}/{model}/{instruction}.jsonl",
-        dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
+        "results/objects/{profile}/{model}/{instruction}.jsonl",
+        profile=profile, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
-def oracle_files(dataset=RUN):
+def oracle_files(profile=RUN):
     return expand(
-        "results/oracle/{dataset}/{model}/{instruction}.jsonl",
-        dataset=dataset, model=MODELS, instruction=INSTRUCTIONS,
+        "results/oracle/{profile}/{model}/{instruction}.jsonl",
+        profile=profile, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
 # The packaged benchmarks keep their rules' helpers in src/halluscope/benchmarks/<name>/
 # common.smk; the lists they share are here.
-def benchmark_score_files(name, dataset=RUN):
-    """Every model's results/<name>/<dataset>/<model>/scores.json; none when benchmark <name> is
+def benchmark_score_files(name, profile=RUN):
+    """Every model's results/<name>/<profile>/<model>/scores.json; none when benchmark <name> is
     disabled (an absent params section is disabled)."""
     if not (config.get(name) or {}).get("enabled"):
         return []
     return expand(
-        "results/{name}/{dataset}/{model}/scores.json", name=name, dataset=dataset, model=MODELS
+        "results/{name}/{profile}/{model}/scores.json", name=name, profile=profile, model=MODELS
     )
 
 
-def benchmark_table_files(dataset=RUN):
+def benchmark_table_files(profile=RUN):
     """The packaged benchmarks' (halluscope.benchmarks) LaTeX tables and CSV twins that rule
     `tables` assembles (enabled ones only, registry order)."""
-    return [f for b in BENCHMARKS for f in b.table_files(config, dataset)]
+    return [f for b in BENCHMARKS for f in b.table_files(config, profile)]
 
 
-def benchmark_figure_files(dataset=RUN):
+def benchmark_figure_files(profile=RUN):
     """The packaged benchmarks' figures (enabled benchmarks only, registry order)."""
-    return [f for b in BENCHMARKS for f in b.figure_files(config, dataset)]
+    return [f for b in BENCHMARKS for f in b.figure_files(config, profile)]
 
 
 # Job priorities (Snakemake starts the ready job of highest priority first): the single-thread
@@ -130,7 +130,7 @@ def report_figure(path, name, category, captions="../docs/report"):
         caption=f"{captions}/{name}.rst",
         category=category,
         subcategory="Figures",
-        labels={"name": report_title(name), "profile": "{dataset}"},
+        labels={"name": report_title(name), "profile": "{profile}"},
     )
 
 
@@ -149,7 +149,7 @@ def report_csvs(paths, category, captions="../docs/report"):
             caption=f"{captions}/{name}.rst",
             category=category,
             subcategory="Tables",
-            labels={"name": report_title(name), "profile": "{dataset}"},
+            labels={"name": report_title(name), "profile": "{profile}"},
         )
 
     return mark(paths) if isinstance(paths, str) else [mark(p) for p in paths]

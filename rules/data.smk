@@ -6,15 +6,15 @@ rule data_items:
     input:
         annotations=config["data"]["annotations"],
     output:
-        item_file="results/data/{dataset}/items.jsonl",
-        images=directory("results/data/{dataset}/images"),
+        item_file="results/data/{profile}/items.jsonl",
+        images=directory("results/data/{profile}/images"),
     params:
         settings=settings_arg(DataSettings),
         code=code_version("data"),
     conda:
         "../envs/halluscope.yaml"
     log:
-        "logs/data/{dataset}.log",
+        "logs/data/{profile}.log",
     shell:
         "halluscope stage data --settings {params.settings:q} "
         "--items {output.item_file} --images {output.images} > {log} 2>&1"

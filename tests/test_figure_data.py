@@ -114,4 +114,4 @@ def test_figure_rule_declares_the_csv() -> None:
     track it)."""
     rules = "src/halluscope/benchmarks/caos/rules.smk"
     text = (Path(__file__).resolve().parents[1] / rules).read_text("utf-8")
-    assert 'f"results/figures/{{dataset}}/{figure}.csv"' in text
+    assert 'f"results/figures/{{profile}}/{figure}.csv"' in text

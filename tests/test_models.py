@@ -54,7 +54,7 @@ OTHER_WORDS = ("napkin", "spacesuit", "flag", "helmet", "plate", "sign", "lamp",
 
 
 def synthetic_items(n: int = 60, seed: int = 7) -> list[dict]:
-    """Items like ``results/data/{dataset}/items.jsonl`` with random MSCOCO and other objects."""
+    """Items like ``results/data/{profile}/items.jsonl`` with random MSCOCO and other objects."""
     rng = random.Random(seed)
     classes = sorted(frequency_order())
     items = []

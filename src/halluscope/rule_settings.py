@@ -78,12 +78,12 @@ def resolve(expression: str, root: Path) -> Any:
 
 
 def _pattern(path: str, profile: str) -> re.Pattern[str]:
-    """An output path pattern as a regex: ``{dataset}`` (``{RUN}``) the profile, any other
+    """An output path pattern as a regex: ``{profile}`` (``{RUN}``) the profile, any other
     wildcard one path part."""
     parts = re.split(r"(\{\w+\})", path)
     regex = "".join(
         re.escape(profile)
-        if p in ("{dataset}", "{RUN}")
+        if p in ("{profile}", "{RUN}")
         else "[^/]+"
         if p[:1] == "{"
         else re.escape(p)

@@ -1,7 +1,7 @@
 """Reporting: booktabs LaTeX tables and deterministic figures built from the score CSVs.
 
 Kept free of pipeline state so the paper's tables and figures can be regenerated from
-``results/scores/{dataset}/summary.csv`` and ``objects.csv`` alone. The helpers here are shared
+``results/scores/{profile}/summary.csv`` and ``objects.csv`` alone. The helpers here are shared
 by :mod:`halluscope.benchmarks.caos.tables` and :mod:`halluscope.benchmarks.caos.figures`.
 """
 

@@ -3,7 +3,7 @@
 AMBER = config.get("amber") or {"enabled": False}
 
 
-def amber_score_files(dataset=RUN):
+def amber_score_files(profile=RUN):
     if not AMBER["enabled"]:
         return []
-    return expand("results/amber/{dataset}/{model}/scores.json", dataset=dataset, model=MODELS)
+    return expand("results/amber/{profile}/{model}/scores.json", profile=profile, model=MODELS)

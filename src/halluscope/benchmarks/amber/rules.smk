@@ -12,16 +12,16 @@ include: "common.smk"
 rule amber_prompts:
     """AMBER's generative query per item, with the image's truth / hallu object lists."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        "results/amber/{dataset}/prompts.jsonl",
+        "results/amber/{profile}/prompts.jsonl",
     params:
         settings=settings_arg(amber_settings.PromptSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/amber/{dataset}/prompts.log",
+        "logs/amber/{profile}/prompts.log",
     shell:
         "halluscope stage amber-prompts --settings {params.settings:q} --items {input.item_file} "
         "--out {output} > {log} 2>&1"
@@ -30,10 +30,10 @@ rule amber_prompts:
 rule amber_answers:
     """One model's description of every AMBER image, through the response cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        prompts="results/amber/{dataset}/prompts.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
+        prompts="results/amber/{profile}/prompts.jsonl",
     output:
-        "results/amber/{dataset}/{model}/answers.jsonl",
+        "results/amber/{profile}/{model}/answers.jsonl",
     params:
         settings=settings_arg(AnswerSettings, "model"),
         code=code_version("amber"),
@@ -42,7 +42,7 @@ rule amber_answers:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/amber/{dataset}/{model}/answers.log",
+        "logs/amber/{profile}/{model}/answers.log",
     shell:
         "halluscope stage amber-answers --settings {params.settings:q} --items {input.item_file} "
         "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
@@ -51,16 +51,16 @@ rule amber_answers:
 rule amber_score:
     """AMBER CHAIR, Cover, Hal and Cog of one model (upstream's inference.py, generative task)."""
     input:
-        "results/amber/{dataset}/{model}/answers.jsonl",
+        "results/amber/{profile}/{model}/answers.jsonl",
     output:
-        "results/amber/{dataset}/{model}/scores.json",
+        "results/amber/{profile}/{model}/scores.json",
     params:
         settings=settings_arg(amber_settings.ScoreSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/amber/{dataset}/{model}/score.log",
+        "logs/amber/{profile}/{model}/score.log",
     shell:
         "halluscope stage amber-score --settings {params.settings:q} --answers {input} "
         "--out {output} > {log} 2>&1"
@@ -69,15 +69,15 @@ rule amber_score:
 rule amber_table:
     """AMBER's generative metrics per model: LaTeX and its CSV twin."""
     input:
-        lambda wc: amber_score_files(wc.dataset),
+        lambda wc: amber_score_files(wc.profile),
     output:
-        table="results/report/{dataset}/amber_table.tex",
+        table="results/report/{profile}/amber_table.tex",
         twin=report(
-            "results/report/{dataset}/amber_table.csv",
+            "results/report/{profile}/amber_table.csv",
             caption="amber_table.rst",
             category="AMBER",
             subcategory="Tables",
-            labels={"name": report_title("amber_table"), "profile": "{dataset}"},
+            labels={"name": report_title("amber_table"), "profile": "{profile}"},
         ),
     params:
         settings=settings_arg(amber_settings.TableSettings),
@@ -85,7 +85,7 @@ rule amber_table:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/amber/{dataset}/table.log",
+        "logs/amber/{profile}/table.log",
     shell:
         "halluscope stage amber-table --settings {params.settings:q} --out {output.table} {input} "
         "> {log} 2>&1"

@@ -23,28 +23,28 @@ def caption_priority(wildcards):
     return LLM_PRIORITY if instruction_llm(config, wildcards.instruction) else CAPTION_PRIORITY
 
 
-def score_files(dataset=RUN):
+def score_files(profile=RUN):
     return expand(
-        "results/scores/{dataset}/{embedder}/{model}/{instruction}.captions.csv",
-        dataset=dataset, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
+        "results/scores/{profile}/{embedder}/{model}/{instruction}.captions.csv",
+        profile=profile, embedder=EMBEDDERS, model=MODELS, instruction=INSTRUCTIONS,
     )
 
 
 def model_response_files(wildcards):
     """The caption files of one model (every instruction), in instruction order."""
     return expand(
-        "results/responses/{dataset}/{model}/{instruction}.jsonl",
-        dataset=wildcards.dataset, model=wildcards.model, instruction=INSTRUCTIONS,
+        "results/responses/{profile}/{model}/{instruction}.jsonl",
+        profile=wildcards.profile, model=wildcards.model, instruction=INSTRUCTIONS,
     )
 
 
-def noun_tag_files(dataset=RUN):
+def noun_tag_files(profile=RUN):
     """The noun check's tags, one file per model (rule noun_tags)."""
-    return expand("results/nouns/{dataset}/{model}.jsonl", dataset=dataset, model=MODELS)
+    return expand("results/nouns/{profile}/{model}.jsonl", profile=profile, model=MODELS)
 
 
 def by_model_instruction(paths):
-    """``{model: {instruction: path}}`` of ``results/<area>/<dataset>/<model>/<instruction>.jsonl``
+    """``{model: {instruction: path}}`` of ``results/<area>/<profile>/<model>/<instruction>.jsonl``
     paths, for a stage that reads every model's files of some instructions."""
     from pathlib import Path
 
@@ -54,6 +54,6 @@ def by_model_instruction(paths):
     return out
 
 
-def pope_f1_files(dataset=RUN):
+def pope_f1_files(profile=RUN):
     """POPE's score files, whose F1 joins the CAOS summary (none when POPE is disabled)."""
-    return _pope_score_files(config, dataset)
+    return _pope_score_files(config, profile)

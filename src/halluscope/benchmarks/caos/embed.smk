@@ -8,10 +8,10 @@ rule embed:
     """Vectors for every object name, GT object and frequent object of the dataset."""
     input:
         objects=object_files(),
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        vectors="results/embeddings/{dataset}/{embedder}.npz",
-        missing="results/embeddings/{dataset}/{embedder}.missing.json",
+        vectors="results/embeddings/{profile}/{embedder}.npz",
+        missing="results/embeddings/{profile}/{embedder}.missing.json",
     params:
         settings=settings_arg(EmbedSettings, "embedder"),
         code=code_version("embed"),
@@ -21,7 +21,7 @@ rule embed:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/embed/{dataset}/{embedder}.log",
+        "logs/embed/{profile}/{embedder}.log",
     shell:
         "halluscope stage embed --settings {params.settings:q} "
         "--items {input.item_file} --out {output.vectors} "
@@ -31,4 +31,4 @@ rule embed:
 rule embed_all:
     """DVC stage target: every embedding file."""
     input:
-        expand("results/embeddings/{dataset}/{embedder}.npz", dataset=RUN, embedder=EMBEDDERS),
+        expand("results/embeddings/{profile}/{embedder}.npz", profile=RUN, embedder=EMBEDDERS),

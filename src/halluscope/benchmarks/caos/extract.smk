@@ -14,7 +14,7 @@ rule noun_tags:
     input:
         model_response_files,
     output:
-        "results/nouns/{dataset}/{model}.jsonl",
+        "results/nouns/{profile}/{model}.jsonl",
     params:
         settings=settings_arg(NounTagSettings),
         code=code_version("extract"),
@@ -22,7 +22,7 @@ rule noun_tags:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/noun_tags/{dataset}/{model}.log",
+        "logs/noun_tags/{profile}/{model}.log",
     shell:
         "halluscope stage extract nouns --settings {params.settings:q} --out {output} {input} "
         "> {log} 2>&1"
@@ -35,10 +35,10 @@ rule extract:
     """Objects of each response in caption order: rule-based MSCOCO (L1) + out-of-domain (L2:
     lexicon and/or the 5-shot LLM of CAOS, tallied with the caption's words)."""
     input:
-        responses="results/responses/{dataset}/{model}/{instruction}.jsonl",
-        noun_tags=ancient("results/nouns/{dataset}/{model}.jsonl"),
+        responses="results/responses/{profile}/{model}/{instruction}.jsonl",
+        noun_tags=ancient("results/nouns/{profile}/{model}.jsonl"),
     output:
-        "results/objects/{dataset}/{model}/{instruction}.jsonl",
+        "results/objects/{profile}/{model}/{instruction}.jsonl",
     params:
         settings=settings_arg(ExtractSettings, "instruction"),
         code=code_version("extract"),
@@ -48,7 +48,7 @@ rule extract:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/extract/{dataset}/{model}/{instruction}.log",
+        "logs/extract/{profile}/{model}/{instruction}.log",
     shell:
         "halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
         "--cache results/cache/responses --noun-tags {input.noun_tags} --out {output} > {log} 2>&1"
@@ -57,15 +57,15 @@ rule extract:
 rule extract_report:
     """Pooled extraction counts: objects per source, LLM replies, rejected LLM names by reason."""
     input:
-        lambda wc: object_files(wc.dataset),
+        lambda wc: object_files(wc.profile),
     output:
-        "results/objects/{dataset}/extract_report.json",
+        "results/objects/{profile}/extract_report.json",
     params:
         code=code_version("extract"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/extract/{dataset}/extract_report.log",
+        "logs/extract/{profile}/extract_report.log",
     shell:
         "halluscope stage extract report --out {output} {input} > {log} 2>&1"
 
@@ -75,4 +75,4 @@ rule extract_all:
     input:
         object_files(),
         noun_tag_files(),
-        expand("results/objects/{dataset}/extract_report.json", dataset=RUN),
+        expand("results/objects/{profile}/extract_report.json", profile=RUN),

@@ -7,9 +7,9 @@ from halluscope.benchmarks.caos.captions.generate import GenerateSettings
 rule generate:
     """Caption every image with one model and one instruction, through the response cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        "results/responses/{dataset}/{model}/{instruction}.jsonl",
+        "results/responses/{profile}/{model}/{instruction}.jsonl",
     params:
         settings=settings_arg(GenerateSettings, "model", "instruction"),
         code=code_version("generate"),
@@ -19,7 +19,7 @@ rule generate:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/generate/{dataset}/{model}/{instruction}.log",
+        "logs/generate/{profile}/{model}/{instruction}.log",
     shell:
         "halluscope stage generate --settings {params.settings:q} --items {input.item_file} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"

@@ -8,11 +8,11 @@ rule oracle:
     """Presence decision for every out-of-domain object: the CAOS LVLM-ensemble oracle (majority
     vote, ties Absent), the authored annotations, or none; plus the accuracy on labelled objects."""
     input:
-        objects="results/objects/{dataset}/{model}/{instruction}.jsonl",
-        item_file="results/data/{dataset}/items.jsonl",
+        objects="results/objects/{profile}/{model}/{instruction}.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        decisions="results/oracle/{dataset}/{model}/{instruction}.jsonl",
-        accuracy="results/oracle/{dataset}/{model}/{instruction}.accuracy.json",
+        decisions="results/oracle/{profile}/{model}/{instruction}.jsonl",
+        accuracy="results/oracle/{profile}/{model}/{instruction}.accuracy.json",
     params:
         settings=settings_arg(OracleSettings),
         code=code_version("oracle"),
@@ -22,7 +22,7 @@ rule oracle:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/oracle/{dataset}/{model}/{instruction}.log",
+        "logs/oracle/{profile}/{model}/{instruction}.log",
     shell:
         "halluscope stage oracle decide --settings {params.settings:q} "
         "--objects {input.objects} --items {input.item_file} --cache results/cache/responses "
@@ -33,16 +33,16 @@ rule oracle_accuracy:
     """Accuracy of each oracle member and of the decisions over the whole dataset (each distinct
     image/object pair once)."""
     input:
-        decisions=lambda wc: oracle_files(wc.dataset),
-        item_file="results/data/{dataset}/items.jsonl",
+        decisions=lambda wc: oracle_files(wc.profile),
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        "results/oracle/{dataset}/accuracy.json",
+        "results/oracle/{profile}/accuracy.json",
     params:
         code=code_version("oracle"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/oracle/{dataset}/accuracy.log",
+        "logs/oracle/{profile}/accuracy.log",
     shell:
         "halluscope stage oracle pool --items {input.item_file} --out {output} "
         "{input.decisions} > {log} 2>&1"
@@ -52,4 +52,4 @@ rule oracle_all:
     """DVC stage target: every oracle file and the pooled accuracy report."""
     input:
         oracle_files(),
-        expand("results/oracle/{dataset}/accuracy.json", dataset=RUN),
+        expand("results/oracle/{profile}/accuracy.json", profile=RUN),

@@ -17,8 +17,8 @@ PUBLISHED = ["caos_comparison", "caos_agreement", "caos_differences", "caos_sens
 PUBLISHED_TWINS = ["caos_agreement", "caos_sensitivity_p"]
 
 
-def table_files(config: Mapping[str, Any], dataset: str) -> list[str]:
-    """Every LaTeX table, then every CSV twin, under ``results/report/<dataset>/``."""
+def table_files(config: Mapping[str, Any], profile: str) -> list[str]:
+    """Every LaTeX table, then every CSV twin, under ``results/report/<profile>/``."""
     names, twins = list(TABLES), list(TWINS)
     if config["tables"]["published"]:
         names += PUBLISHED
@@ -26,13 +26,13 @@ def table_files(config: Mapping[str, Any], dataset: str) -> list[str]:
     if config["tables"].get("compare_with"):
         names += ["llm_comparison"]
         twins += ["llm_comparison"]
-    return [f"results/report/{dataset}/{n}.tex" for n in names] + [
-        f"results/report/{dataset}/{n}.csv" for n in twins
+    return [f"results/report/{profile}/{n}.tex" for n in names] + [
+        f"results/report/{profile}/{n}.csv" for n in twins
     ]
 
 
-def figure_files(config: Mapping[str, Any], dataset: str) -> list[str]:
-    """Figures 3-6 (PDF and PNG) under ``results/figures/<dataset>/``."""
+def figure_files(config: Mapping[str, Any], profile: str) -> list[str]:
+    """Figures 3-6 (PDF and PNG) under ``results/figures/<profile>/``."""
     from halluscope.benchmarks.caos.report import FIGURES
 
-    return [f"results/figures/{dataset}/{f}.{ext}" for f in FIGURES for ext in ("pdf", "png")]
+    return [f"results/figures/{profile}/{f}.{ext}" for f in FIGURES for ext in ("pdf", "png")]

@@ -29,20 +29,20 @@ rule score:
     """CAOS (Algorithm 1) and CHAIR-style counts for one model x embedder, per instruction."""
     input:
         objects=expand(
-            "results/objects/{{dataset}}/{{model}}/{instruction}.jsonl", instruction=INSTRUCTIONS
+            "results/objects/{{profile}}/{{model}}/{instruction}.jsonl", instruction=INSTRUCTIONS
         ),
         oracle=expand(
-            "results/oracle/{{dataset}}/{{model}}/{instruction}.jsonl", instruction=INSTRUCTIONS
+            "results/oracle/{{profile}}/{{model}}/{instruction}.jsonl", instruction=INSTRUCTIONS
         ),
-        item_file="results/data/{dataset}/items.jsonl",
-        vectors=ancient("results/embeddings/{dataset}/{embedder}.npz"),
+        item_file="results/data/{profile}/items.jsonl",
+        vectors=ancient("results/embeddings/{profile}/{embedder}.npz"),
     output:
         captions=expand(
-            "results/scores/{{dataset}}/{{embedder}}/{{model}}/{instruction}.captions.csv",
+            "results/scores/{{profile}}/{{embedder}}/{{model}}/{instruction}.captions.csv",
             instruction=INSTRUCTIONS,
         ),
         objects=expand(
-            "results/scores/{{dataset}}/{{embedder}}/{{model}}/{instruction}.objects.csv",
+            "results/scores/{{profile}}/{{embedder}}/{{model}}/{instruction}.objects.csv",
             instruction=INSTRUCTIONS,
         ),
     params:
@@ -52,7 +52,7 @@ rule score:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/score/{dataset}/{embedder}/{model}.log",
+        "logs/score/{profile}/{embedder}/{model}.log",
     shell:
         "halluscope stage score --settings {params.settings:q} --objects {input.objects} "
         "--oracle {input.oracle} --items {input.item_file} --vectors {input.vectors} "
@@ -65,8 +65,8 @@ rule summarize:
         captions=score_files(),
         pope=pope_f1_files(),
     output:
-        summary="results/scores/{dataset}/summary.csv",
-        objects="results/scores/{dataset}/objects.csv",
+        summary="results/scores/{profile}/summary.csv",
+        objects="results/scores/{profile}/objects.csv",
     params:
         settings=settings_arg(SummarizeSettings),
         code=code_version("score"),
@@ -74,7 +74,7 @@ rule summarize:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/summarize/{dataset}.log",
+        "logs/summarize/{profile}.log",
     shell:
         "halluscope stage summarize --settings {params.settings:q} "
         "--out-summary {output.summary} --out-objects {output.objects} "
@@ -92,27 +92,27 @@ rule figure:
     each draws (CSV, from the same frame: the DVC plots of caos_ksweep and caos_instructions), in
     one job: a figure takes ~1 s to draw but ~2.5 s to import matplotlib and seaborn."""
     input:
-        summary="results/scores/{dataset}/summary.csv",
-        objects="results/scores/{dataset}/objects.csv",
+        summary="results/scores/{profile}/summary.csv",
+        objects="results/scores/{profile}/objects.csv",
     output:
-        pdf=expand("results/figures/{{dataset}}/{figure}.pdf", figure=CAOS_FIGURES),
+        pdf=expand("results/figures/{{profile}}/{figure}.pdf", figure=CAOS_FIGURES),
         png=[
             report(
-                f"results/figures/{{dataset}}/{figure}.png",
+                f"results/figures/{{profile}}/{figure}.png",
                 caption=f"./{figure}.rst",
                 category="CAOS",
                 subcategory="Figures",
-                labels={"name": report_title(figure), "profile": "{dataset}"},
+                labels={"name": report_title(figure), "profile": "{profile}"},
             )
             for figure in CAOS_FIGURES
         ],
         data=[
             report(
-                f"results/figures/{{dataset}}/{figure}.csv",
+                f"results/figures/{{profile}}/{figure}.csv",
                 caption=f"./{figure}_data.rst",
                 category="CAOS",
                 subcategory="Figure data",
-                labels={"name": report_title(figure), "profile": "{dataset}"},
+                labels={"name": report_title(figure), "profile": "{profile}"},
             )
             for figure in CAOS_FIGURES
         ],
@@ -125,7 +125,7 @@ rule figure:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/figures/{dataset}/caos.log",
+        "logs/figures/{profile}/caos.log",
     shell:
         "halluscope stage figure --settings {params.settings:q} --figure {params.figures} "
         "--summary {input.summary} --objects {input.objects} --out-stem {params.stems} "
@@ -135,15 +135,15 @@ rule figure:
 rule caos_tables:
     """CAOS Tables 1-2 and the ratio table as booktabs LaTeX."""
     input:
-        summary="results/scores/{dataset}/summary.csv",
+        summary="results/scores/{profile}/summary.csv",
     output:
-        table1="results/report/{dataset}/caos_table1.tex",
-        table2="results/report/{dataset}/caos_table2.tex",
-        ratios="results/report/{dataset}/caos_ratios.tex",
-        setting="results/report/{dataset}/caos_setting.tex",
+        table1="results/report/{profile}/caos_table1.tex",
+        table2="results/report/{profile}/caos_table2.tex",
+        ratios="results/report/{profile}/caos_ratios.tex",
+        setting="results/report/{profile}/caos_setting.tex",
         twins=report_csvs(
             expand(
-                "results/report/{{dataset}}/{name}.csv",
+                "results/report/{{profile}}/{name}.csv",
                 name=["caos_table1", "caos_table2", "caos_ratios"],
             ),
             "CAOS",
@@ -151,7 +151,7 @@ rule caos_tables:
         ),
         reproduction=report_csvs(
             expand(
-                "results/report/{{dataset}}/{name}",
+                "results/report/{{profile}}/{name}",
                 name=(
                     ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
                     if config["tables"]["published"]
@@ -167,21 +167,21 @@ rule caos_tables:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/tables/{dataset}.log",
+        "logs/tables/{profile}.log",
     shell:
         "halluscope stage tables --settings {params.settings:q} --summary {input.summary} "
-        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+        "--out-dir results/report/{wildcards.profile} > {log} 2>&1"
 
 
 rule caos_sensitivity:
     """How much K, the ratio aggregation and the precision/recall/# Objects readings move Table 1."""
     input:
-        summary="results/scores/{dataset}/summary.csv",
-        objects="results/scores/{dataset}/objects.csv",
-        vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
+        summary="results/scores/{profile}/summary.csv",
+        objects="results/scores/{profile}/objects.csv",
+        vectors=expand("results/embeddings/{{profile}}/{embedder}.npz", embedder=EMBEDDERS),
     output:
-        table="results/report/{dataset}/caos_sensitivity.tex",
-        twin=report_csvs("results/report/{dataset}/caos_sensitivity.csv", "CAOS", captions="."),
+        table="results/report/{profile}/caos_sensitivity.tex",
+        twin=report_csvs("results/report/{profile}/caos_sensitivity.csv", "CAOS", captions="."),
     params:
         settings=settings_arg(caos_report.SensitivitySettings),
         vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
@@ -189,11 +189,11 @@ rule caos_sensitivity:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/tables/{dataset}.sensitivity.log",
+        "logs/tables/{profile}.sensitivity.log",
     shell:
         "halluscope stage sensitivity --settings {params.settings:q} --summary {input.summary} "
         "--objects {input.objects} --vectors {params.vectors} "
-        "--out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+        "--out-dir results/report/{wildcards.profile} > {log} 2>&1"
 
 
 # Reads the object lists and oracle decisions again (not the score files): at rate p every
@@ -205,20 +205,20 @@ rule caos_sensitivity_p:
     """Table 1 with the unverified out-of-domain objects hallucinated at a per-model rate p solved
     from the paper's printed CHAIR_S: a labelled sensitivity view beside the bounds."""
     input:
-        summary="results/scores/{dataset}/summary.csv",
+        summary="results/scores/{profile}/summary.csv",
         objects=lambda wc: expand(
-            "results/objects/{dataset}/{model}/{instruction}.jsonl",
-            dataset=wc.dataset, model=MODELS, instruction=config["tables"]["table1_instructions"],
+            "results/objects/{profile}/{model}/{instruction}.jsonl",
+            profile=wc.profile, model=MODELS, instruction=config["tables"]["table1_instructions"],
         ),
         oracle=lambda wc: expand(
-            "results/oracle/{dataset}/{model}/{instruction}.jsonl",
-            dataset=wc.dataset, model=MODELS, instruction=config["tables"]["table1_instructions"],
+            "results/oracle/{profile}/{model}/{instruction}.jsonl",
+            profile=wc.profile, model=MODELS, instruction=config["tables"]["table1_instructions"],
         ),
-        item_file="results/data/{dataset}/items.jsonl",
-        vectors=expand("results/embeddings/{{dataset}}/{embedder}.npz", embedder=EMBEDDERS),
+        item_file="results/data/{profile}/items.jsonl",
+        vectors=expand("results/embeddings/{{profile}}/{embedder}.npz", embedder=EMBEDDERS),
     output:
-        table="results/report/{dataset}/caos_sensitivity_p.tex",
-        twin=report_csvs("results/report/{dataset}/caos_sensitivity_p.csv", "CAOS", captions="."),
+        table="results/report/{profile}/caos_sensitivity_p.tex",
+        twin=report_csvs("results/report/{profile}/caos_sensitivity_p.csv", "CAOS", captions="."),
     params:
         objects=lambda wc, input: json_arg(by_model_instruction(input.objects)),
         oracle=lambda wc, input: json_arg(by_model_instruction(input.oracle)),
@@ -228,30 +228,30 @@ rule caos_sensitivity_p:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/tables/{dataset}.sensitivity_p.log",
+        "logs/tables/{profile}.sensitivity_p.log",
     shell:
         "halluscope stage sensitivity-p --settings {params.settings:q} --summary {input.summary} "
         "--objects {params.objects} --oracle {params.oracle} --items {input.item_file} "
-        "--vectors {params.vectors} --out-dir results/report/{wildcards.dataset} > {log} 2>&1"
+        "--vectors {params.vectors} --out-dir results/report/{wildcards.profile} > {log} 2>&1"
 
 
 rule llm_comparison:
     """Table 1 with and without the LLM extractor on the same captions (tables.compare_with:
     the rule+lexicon profile of the same images, which must have run first)."""
     input:
-        with_llm="results/scores/{dataset}/summary.csv",
+        with_llm="results/scores/{profile}/summary.csv",
         without_llm=f"results/scores/{config['tables'].get('compare_with')}/summary.csv",
-        objects=lambda wc: object_files(wc.dataset),
+        objects=lambda wc: object_files(wc.profile),
     output:
-        table="results/report/{dataset}/llm_comparison.tex",
-        twin=report_csvs("results/report/{dataset}/llm_comparison.csv", "CAOS", captions="."),
+        table="results/report/{profile}/llm_comparison.tex",
+        twin=report_csvs("results/report/{profile}/llm_comparison.csv", "CAOS", captions="."),
     params:
         settings=settings_arg(caos_report.ComparisonSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/tables/{dataset}.llm_comparison.log",
+        "logs/tables/{profile}.llm_comparison.log",
     shell:
         "halluscope stage llm-comparison --settings {params.settings:q} "
         "--with-llm {input.with_llm} --without-llm {input.without_llm} --out {output.table} "

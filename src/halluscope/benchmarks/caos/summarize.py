@@ -141,7 +141,7 @@ def summarize_group(rows: list[dict[str, str]]) -> dict:
 def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
     """POPE-F1 per model: the mean F1 over the configured negative-sampling settings.
 
-    Files are ``results/pope/{dataset}/{model}/{setting}.scores.json``.
+    Files are ``results/pope/{profile}/{model}/{setting}.scores.json``.
     """
     from halluscope.io import read_json
 

@@ -2,10 +2,10 @@
 # enabled benchmark.
 
 
-def nope_shard_files(dataset=RUN):
+def nope_shard_files(profile=RUN):
     shards = range(config["nope"]["shards"])
-    return expand("results/nope/{dataset}/generated/shard{shard}.json", dataset=dataset, shard=shards)
+    return expand("results/nope/{profile}/generated/shard{shard}.json", profile=profile, shard=shards)
 
 
-def nope_score_files(dataset=RUN):
-    return benchmark_score_files("nope", dataset)
+def nope_score_files(profile=RUN):
+    return benchmark_score_files("nope", profile)

@@ -17,10 +17,10 @@ include: "common.smk"
 rule nope_generate:
     """List-then-rewrite with the extractor LLM for one shard of the images, through the cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
         fallback=config["nope"]["fallback_objects"] or [],
     output:
-        "results/nope/{dataset}/generated/shard{shard}.json",
+        "results/nope/{profile}/generated/shard{shard}.json",
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -32,7 +32,7 @@ rule nope_generate:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/generate.shard{shard}.log",
+        "logs/nope/{profile}/generate.shard{shard}.log",
     shell:
         "halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
         "--cache results/cache/responses --shard {wildcards.shard} "
@@ -42,18 +42,18 @@ rule nope_generate:
 rule nope_questions:
     """The benchmark questions: valid NegP questions of every shard + the other questions."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        shards=lambda wc: nope_shard_files(wc.dataset),
+        item_file="results/data/{profile}/items.jsonl",
+        shards=lambda wc: nope_shard_files(wc.profile),
     output:
-        questions="results/nope/{dataset}/questions.jsonl",
-        report="results/nope/{dataset}/generation.json",
+        questions="results/nope/{profile}/questions.jsonl",
+        report="results/nope/{profile}/generation.json",
     params:
         settings=settings_arg(NopeGeneratorSettings),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/questions.log",
+        "logs/nope/{profile}/questions.log",
     shell:
         "halluscope stage nope-questions --settings {params.settings:q} --items {input.item_file} "
         "--out-questions {output.questions} --out-report {output.report} {input.shards} "
@@ -63,10 +63,10 @@ rule nope_questions:
 rule nope_answers:
     """One model's short answers to every NOPE question, with the image, through the cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        questions="results/nope/{dataset}/questions.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
+        questions="results/nope/{profile}/questions.jsonl",
     output:
-        "results/nope/{dataset}/{model}/answers.jsonl",
+        "results/nope/{profile}/{model}/answers.jsonl",
     params:
         settings=settings_arg(AnswerSettings, "model"),
         code=code_version("nope"),
@@ -75,7 +75,7 @@ rule nope_answers:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/{model}/answers.log",
+        "logs/nope/{profile}/{model}/answers.log",
     shell:
         "halluscope stage nope-answers --settings {params.settings:q} --items {input.item_file} "
         "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
@@ -85,16 +85,16 @@ rule nope_score:
     """Accuracy, METEOR 1.5 (Java) and NegP accuracy by question type and relevance. One job
     scores every model (paths paired by position), so METEOR's Java process starts once."""
     input:
-        expand("results/nope/{{dataset}}/{model}/answers.jsonl", model=MODELS),
+        expand("results/nope/{{profile}}/{model}/answers.jsonl", model=MODELS),
     output:
-        expand("results/nope/{{dataset}}/{model}/scores.json", model=MODELS),
+        expand("results/nope/{{profile}}/{model}/scores.json", model=MODELS),
     params:
         settings=settings_arg(nope_settings.ScoreSettings),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/score.log",
+        "logs/nope/{profile}/score.log",
     shell:
         "halluscope stage nope-score --settings {params.settings:q} --answers {input} --out {output} "
         "> {log} 2>&1"
@@ -103,15 +103,15 @@ rule nope_score:
 rule nope_lexdiv:
     """MATTR, MTLD and HD-D of the NegP and the other question sets."""
     input:
-        "results/nope/{dataset}/questions.jsonl",
+        "results/nope/{profile}/questions.jsonl",
     output:
-        "results/nope/{dataset}/lexdiv.json",
+        "results/nope/{profile}/lexdiv.json",
     params:
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/lexdiv.log",
+        "logs/nope/{profile}/lexdiv.log",
     shell:
         "halluscope stage nope-lexdiv --questions {input} --out {output} > {log} 2>&1"
 
@@ -119,14 +119,14 @@ rule nope_lexdiv:
 rule nope_table:
     """NOPE Table 3 layout (models x NegP / other questions) and the breakdown table."""
     input:
-        scores=lambda wc: nope_score_files(wc.dataset),
-        lexdiv="results/nope/{dataset}/lexdiv.json",
-        generation="results/nope/{dataset}/generation.json",
+        scores=lambda wc: nope_score_files(wc.profile),
+        lexdiv="results/nope/{profile}/lexdiv.json",
+        generation="results/nope/{profile}/generation.json",
     output:
-        table="results/report/{dataset}/nope_table.tex",
-        breakdown="results/report/{dataset}/nope_breakdown.tex",
+        table="results/report/{profile}/nope_table.tex",
+        breakdown="results/report/{profile}/nope_breakdown.tex",
         twins=report_csvs(
-            expand("results/report/{{dataset}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
+            expand("results/report/{{profile}}/{name}.csv", name=["nope_table", "nope_breakdown"]),
             "NOPE",
             captions=".",
         ),
@@ -136,7 +136,7 @@ rule nope_table:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/nope/{dataset}/table.log",
+        "logs/nope/{profile}/table.log",
     shell:
         "halluscope stage nope-table --settings {params.settings:q} "
         "--lexdiv {input.lexdiv} --generation {input.generation} --out-table {output.table} "
@@ -148,9 +148,9 @@ rule nope_figure:
     input:
         nope_score_files(),
     output:
-        pdf="results/figures/{dataset}/nope_question_types.pdf",
+        pdf="results/figures/{profile}/nope_question_types.pdf",
         png=report_figure(
-            "results/figures/{dataset}/nope_question_types.png",
+            "results/figures/{profile}/nope_question_types.png",
             "nope_question_types",
             "NOPE",
             captions=".",
@@ -161,14 +161,14 @@ rule nope_figure:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/figures/{dataset}/nope_question_types.log",
+        "logs/figures/{profile}/nope_question_types.log",
     shell:
         "halluscope stage nope-figure --settings {params.settings:q} "
-        "--out-stem results/figures/{wildcards.dataset}/nope_question_types {input} > {log} 2>&1"
+        "--out-stem results/figures/{wildcards.profile}/nope_question_types {input} > {log} 2>&1"
 
 
 rule nope_all:
     """DVC stage target: every NOPE score file and the lexical diversity."""
     input:
         nope_score_files(),
-        expand("results/nope/{dataset}/lexdiv.json", dataset=RUN) if config["nope"]["enabled"] else [],
+        expand("results/nope/{profile}/lexdiv.json", profile=RUN) if config["nope"]["enabled"] else [],

@@ -11,17 +11,17 @@ include: "common.smk"
 rule phd_prompts:
     """Every PhD prompt (mode x record x yes/no label), checked against the items."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
         questions=project_file(config["phd"]["questions"]),
     output:
-        "results/phd/{dataset}/prompts.jsonl",
+        "results/phd/{profile}/prompts.jsonl",
     params:
         settings=settings_arg(phd_settings.PromptSettings),
         code=code_version("phd"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/phd/{dataset}/prompts.log",
+        "logs/phd/{profile}/prompts.log",
     shell:
         "halluscope stage phd-prompts --settings {params.settings:q} --items {input.item_file} "
         "--out {output} > {log} 2>&1"
@@ -30,10 +30,10 @@ rule phd_prompts:
 rule phd_answers:
     """One model's yes/no answers to every PhD prompt, with the image, through the cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        prompts="results/phd/{dataset}/prompts.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
+        prompts="results/phd/{profile}/prompts.jsonl",
     output:
-        "results/phd/{dataset}/{model}/answers.jsonl",
+        "results/phd/{profile}/{model}/answers.jsonl",
     params:
         settings=settings_arg(AnswerSettings, "model"),
         code=code_version("phd"),
@@ -42,7 +42,7 @@ rule phd_answers:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/phd/{dataset}/{model}/answers.log",
+        "logs/phd/{profile}/{model}/answers.log",
     shell:
         "halluscope stage phd-answers --settings {params.settings:q} --items {input.item_file} "
         "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
@@ -51,15 +51,15 @@ rule phd_answers:
 rule phd_score:
     """PhD Index overall, per mode, per task and per mode x task for one model."""
     input:
-        "results/phd/{dataset}/{model}/answers.jsonl",
+        "results/phd/{profile}/{model}/answers.jsonl",
     output:
-        "results/phd/{dataset}/{model}/scores.json",
+        "results/phd/{profile}/{model}/scores.json",
     params:
         code=code_version("phd"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/phd/{dataset}/{model}/score.log",
+        "logs/phd/{profile}/{model}/score.log",
     shell:
         "halluscope stage phd-score --answers {input} --out {output} > {log} 2>&1"
 
@@ -67,15 +67,15 @@ rule phd_score:
 rule phd_table:
     """PhD Index by model x mode (rows) and task (columns)."""
     input:
-        lambda wc: phd_score_files(wc.dataset),
+        lambda wc: phd_score_files(wc.profile),
     output:
-        table="results/report/{dataset}/phd_table.tex",
+        table="results/report/{profile}/phd_table.tex",
         twin=report(
-            "results/report/{dataset}/phd_table.csv",
+            "results/report/{profile}/phd_table.csv",
             caption="phd_table.rst",
             category="PhD",
             subcategory="Tables",
-            labels={"name": report_title("phd_table"), "profile": "{dataset}"},
+            labels={"name": report_title("phd_table"), "profile": "{profile}"},
         ),
     params:
         settings=settings_arg(phd_settings.TableSettings),
@@ -83,7 +83,7 @@ rule phd_table:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/phd/{dataset}/table.log",
+        "logs/phd/{profile}/table.log",
     shell:
         "halluscope stage phd-table --settings {params.settings:q} --out {output.table} {input} "
         "> {log} 2>&1"
@@ -94,13 +94,13 @@ rule phd_figure:
     input:
         phd_score_files(),
     output:
-        pdf="results/figures/{dataset}/phd_heatmap.pdf",
+        pdf="results/figures/{profile}/phd_heatmap.pdf",
         png=report(
-            "results/figures/{dataset}/phd_heatmap.png",
+            "results/figures/{profile}/phd_heatmap.png",
             caption="phd_heatmap.rst",
             category="PhD",
             subcategory="Figures",
-            labels={"name": report_title("phd_heatmap"), "profile": "{dataset}"},
+            labels={"name": report_title("phd_heatmap"), "profile": "{profile}"},
         ),
     params:
         settings=settings_arg(phd_settings.FigureSettings),
@@ -108,9 +108,9 @@ rule phd_figure:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/figures/{dataset}/phd_heatmap.log",
+        "logs/figures/{profile}/phd_heatmap.log",
     shell:
-        "halluscope stage phd-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.dataset}/phd_heatmap {input} > {log} 2>&1"
+        "halluscope stage phd-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile}/phd_heatmap {input} > {log} 2>&1"
 
 
 rule phd_all:

@@ -3,6 +3,6 @@
 from halluscope.benchmarks.pope.outputs import score_files as _score_files
 
 
-def pope_score_files(dataset=RUN):
+def pope_score_files(profile=RUN):
     """POPE's per-model, per-setting score files (none when POPE is disabled)."""
-    return _score_files(config, dataset)
+    return _score_files(config, profile)

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def score_files(config: Mapping[str, Any], dataset: str) -> list[str]:
-    """``results/pope/<dataset>/<model>/<setting>.scores.json`` of every model and setting; none
+def score_files(config: Mapping[str, Any], profile: str) -> list[str]:
+    """``results/pope/<profile>/<model>/<setting>.scores.json`` of every model and setting; none
     when POPE is disabled."""
     pope = config.get("pope") or {}
     if not pope.get("enabled"):
         return []
     return [
-        f"results/pope/{dataset}/{model}/{setting}.scores.json"
+        f"results/pope/{profile}/{model}/{setting}.scores.json"
         for model in config["generate"]["models"]
         for setting in pope["settings"]
     ]

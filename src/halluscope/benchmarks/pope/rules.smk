@@ -12,16 +12,16 @@ include: "common.smk"
 rule pope_questions:
     """POPE questions (one negative-sampling setting) built from the per-image GT."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
     output:
-        "results/pope/{dataset}/questions/{setting}.jsonl",
+        "results/pope/{profile}/questions/{setting}.jsonl",
     params:
         settings=settings_arg(pope_stages.QuestionSettings, "setting"),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/pope/{dataset}/questions_{setting}.log",
+        "logs/pope/{profile}/questions_{setting}.log",
     shell:
         "halluscope stage pope-questions --settings {params.settings:q} --items {input.item_file} "
         "--out {output} > {log} 2>&1"
@@ -30,10 +30,10 @@ rule pope_questions:
 rule pope_answers:
     """One model's answers to one setting's POPE questions, through the response cache."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        questions="results/pope/{dataset}/questions/{setting}.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
+        questions="results/pope/{profile}/questions/{setting}.jsonl",
     output:
-        "results/pope/{dataset}/{model}/{setting}.answers.jsonl",
+        "results/pope/{profile}/{model}/{setting}.answers.jsonl",
     params:
         settings=settings_arg(AnswerSettings, "model"),
         code=code_version("pope"),
@@ -42,7 +42,7 @@ rule pope_answers:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/pope/{dataset}/{model}/{setting}.answers.log",
+        "logs/pope/{profile}/{model}/{setting}.answers.log",
     shell:
         "halluscope stage pope-answers --settings {params.settings:q} --items {input.item_file} "
         "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
@@ -51,17 +51,17 @@ rule pope_answers:
 rule pope_score:
     """POPE accuracy / precision / recall / F1 / yes-ratio for one model and setting."""
     input:
-        questions="results/pope/{dataset}/questions/{setting}.jsonl",
-        answers="results/pope/{dataset}/{model}/{setting}.answers.jsonl",
+        questions="results/pope/{profile}/questions/{setting}.jsonl",
+        answers="results/pope/{profile}/{model}/{setting}.answers.jsonl",
     output:
-        "results/pope/{dataset}/{model}/{setting}.scores.json",
+        "results/pope/{profile}/{model}/{setting}.scores.json",
     params:
         settings=settings_arg(pope_stages.ScoreSettings),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/pope/{dataset}/{model}/{setting}.scores.log",
+        "logs/pope/{profile}/{model}/{setting}.scores.log",
     shell:
         "halluscope stage pope-score --settings {params.settings:q} --questions {input.questions} "
         "--answers {input.answers} --out {output} > {log} 2>&1"

@@ -1,5 +1,5 @@
 # Tri-HE's helpers for its rules (rules.smk): the score files of the enabled benchmark.
 
 
-def trihe_score_files(dataset=RUN):
-    return benchmark_score_files("trihe", dataset)
+def trihe_score_files(profile=RUN):
+    return benchmark_score_files("trihe", profile)

@@ -16,10 +16,10 @@ include: "common.smk"
 rule trihe_questions:
     """The Tri-HE questions with their reference triplets, checked against the items."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
         questions=project_file(config["trihe"]["questions"]),
     output:
-        "results/trihe/{dataset}/questions.jsonl",
+        "results/trihe/{profile}/questions.jsonl",
     params:
         settings=settings_arg(trihe_stages.QuestionSettings),
         code=code_version("trihe"),
@@ -27,7 +27,7 @@ rule trihe_questions:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/questions.log",
+        "logs/trihe/{profile}/questions.log",
     shell:
         "halluscope stage trihe-questions --settings {params.settings:q} "
         "--items {input.item_file} --out {output} > {log} 2>&1"
@@ -36,10 +36,10 @@ rule trihe_questions:
 rule trihe_answers:
     """One model's answers to the Tri-HE questions (optionally describe-then-answer), cached."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        questions="results/trihe/{dataset}/questions.jsonl",
+        item_file="results/data/{profile}/items.jsonl",
+        questions="results/trihe/{profile}/questions.jsonl",
     output:
-        "results/trihe/{dataset}/{model}/answers.jsonl",
+        "results/trihe/{profile}/{model}/answers.jsonl",
     params:
         settings=settings_arg(trihe_stages.TriheAnswerSettings, "model"),
         code=code_version("trihe"),
@@ -49,7 +49,7 @@ rule trihe_answers:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/{model}/answers.log",
+        "logs/trihe/{profile}/{model}/answers.log",
     shell:
         "halluscope stage trihe-answers --settings {params.settings:q} --items {input.item_file} "
         "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
@@ -58,9 +58,9 @@ rule trihe_answers:
 rule trihe_triplets:
     """(subject, relation, object) triplets of each answer: an LLM with validated JSON replies."""
     input:
-        answers="results/trihe/{dataset}/{model}/answers.jsonl",
+        answers="results/trihe/{profile}/{model}/answers.jsonl",
     output:
-        "results/trihe/{dataset}/{model}/triplets.jsonl",
+        "results/trihe/{profile}/{model}/triplets.jsonl",
     params:
         settings=settings_arg(trihe_stages.TripletSettings),
         code=code_version("trihe"),
@@ -70,7 +70,7 @@ rule trihe_triplets:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/{model}/triplets.log",
+        "logs/trihe/{profile}/{model}/triplets.log",
     shell:
         "halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
@@ -80,12 +80,12 @@ rule trihe_judge:
     """Judge every triplet against the image's scene graph; Hallu_Q / Hallu_I per judge. One job
     judges every model (paths paired by position), so the sentence encoder loads once."""
     input:
-        item_file="results/data/{dataset}/items.jsonl",
-        answers=expand("results/trihe/{{dataset}}/{model}/answers.jsonl", model=MODELS),
-        triplets=expand("results/trihe/{{dataset}}/{model}/triplets.jsonl", model=MODELS),
+        item_file="results/data/{profile}/items.jsonl",
+        answers=expand("results/trihe/{{profile}}/{model}/answers.jsonl", model=MODELS),
+        triplets=expand("results/trihe/{{profile}}/{model}/triplets.jsonl", model=MODELS),
     output:
-        judgments=expand("results/trihe/{{dataset}}/{model}/judgments.jsonl", model=MODELS),
-        scores=expand("results/trihe/{{dataset}}/{model}/scores.json", model=MODELS),
+        judgments=expand("results/trihe/{{profile}}/{model}/judgments.jsonl", model=MODELS),
+        scores=expand("results/trihe/{{profile}}/{model}/scores.json", model=MODELS),
     params:
         settings=settings_arg(trihe_stages.JudgeSettings),
         code=code_version("trihe"),
@@ -94,7 +94,7 @@ rule trihe_judge:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/judge.log",
+        "logs/trihe/{profile}/judge.log",
     shell:
         "halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file} "
         "--answers {input.answers} --triplets {input.triplets} --cache results/cache/responses "
@@ -104,17 +104,17 @@ rule trihe_judge:
 rule trihe_table:
     """Tri-HE Table 2 layout: models x Hallu_I / Hallu_Q (overall, object, relation)."""
     input:
-        lambda wc: trihe_score_files(wc.dataset),
+        lambda wc: trihe_score_files(wc.profile),
     output:
-        table="results/report/{dataset}/trihe_table.tex",
-        twin=report_csvs("results/report/{dataset}/trihe_table.csv", "Tri-HE", captions="."),
+        table="results/report/{profile}/trihe_table.tex",
+        twin=report_csvs("results/report/{profile}/trihe_table.csv", "Tri-HE", captions="."),
     params:
         settings=settings_arg(trihe_report.TableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/trihe/{dataset}/table.log",
+        "logs/trihe/{profile}/table.log",
     shell:
         "halluscope stage trihe-table --settings {params.settings:q} --out {output.table} {input} "
         "> {log} 2>&1"
@@ -125,9 +125,9 @@ rule trihe_figure:
     input:
         trihe_score_files(),
     output:
-        pdf="results/figures/{dataset}/trihe_bars.pdf",
+        pdf="results/figures/{profile}/trihe_bars.pdf",
         png=report_figure(
-            "results/figures/{dataset}/trihe_bars.png", "trihe_bars", "Tri-HE", captions="."
+            "results/figures/{profile}/trihe_bars.png", "trihe_bars", "Tri-HE", captions="."
         ),
     params:
         settings=settings_arg(trihe_report.FigureSettings),
@@ -135,9 +135,9 @@ rule trihe_figure:
     conda:
         "../../../../envs/halluscope.yaml"
     log:
-        "logs/figures/{dataset}/trihe_bars.log",
+        "logs/figures/{profile}/trihe_bars.log",
     shell:
-        "halluscope stage trihe-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.dataset}/trihe_bars {input} > {log} 2>&1"
+        "halluscope stage trihe-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile}/trihe_bars {input} > {log} 2>&1"
 
 
 rule trihe_all:

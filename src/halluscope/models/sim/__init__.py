@@ -3,7 +3,7 @@ hallucinations.
 
 Why: the demo profile must run anywhere without a GPU, and the metrics need test instruments whose
 truth is known. A simulated LVLM composes its answers from the answer key of each request (an
-image's annotations from ``results/data/{dataset}/items.jsonl`` plus the question's expected
+image's annotations from ``results/data/{profile}/items.jsonl`` plus the question's expected
 answer) and injects hallucinations at configured rates and styles, recording what it did in
 ``Response.meta``. Every table or figure made from them must say they are simulated (their names
 start with ``sim-``).

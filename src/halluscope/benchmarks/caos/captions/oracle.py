@@ -13,7 +13,7 @@
 Items without labels (no ``other_objects``) give ``present: null`` under ``annotations``; items
 without an image give ``present: null`` under ``ensemble``.
 
-Outputs: ``results/oracle/{dataset}/{model}/{instruction}.jsonl`` with one record per (image,
+Outputs: ``results/oracle/{profile}/{model}/{instruction}.jsonl`` with one record per (image,
 out-of-domain object) in caption order of first mention, ``{"image_id", "name", "present",
 "votes", "method"}`` (+ ``answers`` for the ensemble), and ``...{instruction}.accuracy.json``:
 the accuracy of each member and of the decision on the labelled objects
