@@ -9,6 +9,7 @@ after `dvc commit` reruns nothing; the report builds through its rule.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -135,20 +136,37 @@ def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path)
     edit_params(root, add)
     jobs = planned_jobs(root, "results/tables/", "all")
     n_models = 3
-    assert jobs["generate"] == n_models and jobs["extract"] == n_models
+    assert jobs["generate"] == n_models and jobs["noun_tags"] == n_models
+    # each model's noun tags are an input of all its extract jobs, which rerun on cached replies
+    assert jobs["extract"] == jobs["oracle"] == n_models * 15
     # a score job covers every instruction of a model x embedder: all 3 x 2 rescore (seconds)
     assert jobs["score"] == n_models * 2
     assert "data_items" not in jobs
 
 
-def test_a_changed_caption_file_reextracts_that_file_only(project: Path, tmp_path: Path) -> None:
-    """The noun tags of a model are remade from all its caption files, but its extract jobs
-    read them as a memo (ancient): only the changed file's extract job reruns."""
+def test_a_changed_caption_file_reextracts_its_model(project: Path, tmp_path: Path) -> None:
+    """A caption file changed by hand (no generate job reruns): its model's noun tags are remade
+    and every extract job of that model reruns (the tags are an input of each), the other
+    models' do not."""
     root = copy_of_build(project, tmp_path / "caption")
     captions = root / "results/responses/demo/sim-precise/i05.jsonl"
-    captions.write_text(captions.read_text(encoding="utf-8"), encoding="utf-8")  # newer mtime
+    first, *rest = captions.read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(first)
+    record["text"] += " A kite flies above the trees."
+    captions.write_text(json.dumps(record) + "\n" + "".join(rest), encoding="utf-8")
     jobs = planned_jobs(root, "results/tables/", "all")
-    assert jobs["noun_tags"] == 1 and jobs["extract"] == 1 and jobs["oracle"] == 1, jobs
+    assert jobs["noun_tags"] == 1 and jobs["extract"] == jobs["oracle"] == 14, jobs
+    assert "generate" not in jobs
+
+
+def test_editing_the_extract_stage_reruns_every_extract_job(project: Path, tmp_path: Path) -> None:
+    """The noun tags and the object lists share the extract code: editing it reruns both, every
+    extract job included (none is skipped because its noun tags are remade in the same run)."""
+    root = copy_of_build(project, tmp_path / "extract-code")
+    module = root / "src/halluscope/benchmarks/caos/captions/extract.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert jobs["noun_tags"] == 3 and jobs["extract"] == 42, jobs
     assert "generate" not in jobs
 
 

@@ -8,7 +8,7 @@ caption file of that model, each file exactly as its extract job would (a fresh
 :class:`~halluscope.objects.nouns.NounCheck` per file: the same windows, in the same batches),
 and the extract jobs read the result instead of loading the tagger.
 
-The store is a memo, not an input that decides anything: a window's tags depend only on its text
+The store is a memo of what the extract job would compute: a window's tags depend only on its text
 and the tagger. An extract job tags itself any window the store lacks, and ignores a store that
 another tagger made (one line on stderr says so). A window text two files tagged differently (a
 near-tie that the batch around it decided) is left out, so that each job tags it as it would

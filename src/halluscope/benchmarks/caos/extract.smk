@@ -6,9 +6,11 @@ from halluscope.benchmarks.caos.captions.extract import NounTagSettings
 
 
 # The noun check's tags of a model's captions, made in one process so that its extract jobs do
-# not each load spaCy's tagger (1.5 CPU s apiece). A memo, not a decision: an extract job tags
-# what the store lacks, so its input is ancient() and a new store (another caption file of the
-# model changed) reruns no extract job whose own captions did not change.
+# not each load spaCy's tagger (1.5 CPU s apiece). A plain input of every extract job of the
+# model: when one caption file changes, the model's other extract jobs rerun too, on cached LLM
+# replies and with the same bytes (an ancient() input would save them, but Snakemake then misses
+# an extract job whose own captions, params or code changed in the same run: it skips the jobs
+# downstream of a job to run and reaches them only through non-ancient inputs).
 rule noun_tags:
     """Tags of the windows around the out-of-domain lexicon matches of one model's captions."""
     input:
@@ -36,7 +38,7 @@ rule extract:
     lexicon and/or the 5-shot LLM of CAOS, tallied with the caption's words)."""
     input:
         responses="results/responses/{profile}/{model}/{instruction}.jsonl",
-        noun_tags=ancient("results/nouns/{profile}/{model}.jsonl"),
+        noun_tags="results/nouns/{profile}/{model}.jsonl",
     output:
         "results/objects/{profile}/{model}/{instruction}.jsonl",
     params:
