@@ -121,7 +121,7 @@ def _extractor(
     method: str,
     llm: LLMSettings | None,
     cache_dir: Path | None,
-    known_tags: Mapping[str, Any] | None = None,
+    noun_tags: Path | None = None,
 ):
     from halluscope.objects.coco import load_synonyms
     from halluscope.objects.lexicon import LexiconMatcher
@@ -134,7 +134,11 @@ def _extractor(
         load_synonyms(None if synonyms == "builtin" else Path(synonyms)), variant=variant
     )
     matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
-    nouns = NounCheck(known=known_tags) if matcher is not None else None
+    nouns = None
+    if matcher is not None:
+        from halluscope.objects.noun_tags import read_store
+
+        nouns = NounCheck(known=read_store(noun_tags) if noun_tags is not None else None)
     if llm is None:
         return LLMObjectExtractor(parser, None, None, lexicon=matcher, nouns=nouns)
     from halluscope.models.base import make_backend
@@ -192,11 +196,6 @@ def run(
     _check_method(method)
     use_llm = "llm" in method.split("+") and llm is not None
     base = method.replace("+llm", "")
-    known = None
-    if noun_tags is not None and "lexicon" in method.split("+"):
-        from halluscope.objects.noun_tags import read_store
-
-        known = read_store(noun_tags)
     extractor = _extractor(
         settings.synonyms,
         settings.variant,
@@ -204,7 +203,7 @@ def run(
         method if use_llm else base,
         llm if use_llm else None,
         cache_dir,
-        known,
+        noun_tags,
     )
     ids, texts = _read_responses(responses)
     fields = extractor.extract(texts, use_llm=use_llm)
