@@ -107,6 +107,7 @@ def test_sigkill_then_rerun_gives_identical_output(reference, tmp_path: Path, se
     assert cached <= N_ITEMS
 
 
+@pytest.mark.slow  # five new processes loading SmolLM2 and spaCy: the whole-model tier
 def test_sigkill_during_llm_extraction_then_rerun(tmp_path: Path) -> None:
     """The LLM extraction stage (real SmolLM2) killed mid-run resumes to the same bytes."""
     import yaml

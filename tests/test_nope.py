@@ -284,6 +284,7 @@ def test_nope_command(tmp_path, capsys):
     assert f"{answers}:1: malformed JSON" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # three METEOR processes (a JVM each, ~10 CPU s): the whole-model tier
 def test_score_stage_pairs_several_models(tmp_path, capsys):
     """``halluscope stage nope-score`` with two models' answers (the DAG's one score job per
     dataset, one METEOR process) writes the same bytes as one call per model (each with its own
