@@ -1,5 +1,6 @@
 """Make the test helper modules (tests/*.py without test_ prefix) importable."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -72,19 +73,34 @@ def session_build(
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Test files whose first test waits for the shared demo build run after the others, but
-    for the first such file.
+    for the first such file; within each group, the longest files first (:data:`FILE_SECONDS`).
 
     Why: with pytest-xdist (``--dist loadfile --no-loadscope-reorder``, as ``make test`` runs
     it) that first file starts the build on one worker while the other worker runs the files
-    that can start without it, instead of waiting on the build's lock. Order within a file is
-    kept.
+    that can start without it, instead of waiting on the build's lock. Longest first, so that no
+    worker is left alone with a long file at the end while the other has nothing to do. Order
+    within a file is kept.
     """
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
     waiting = [f for f, group in files.items() if _needs_demo(group[0])]
-    order = waiting[:1] + [f for f in files if f not in waiting] + waiting[1:]
+    others = [f for f in files if f not in waiting]
+    order = waiting[:1] + _longest_first(others) + _longest_first(waiting[1:])
     items[:] = [item for f in order for item in files[f]]
+
+
+#: Seconds each test file took (wall time on one of two pytest-xdist workers, both tiers, in
+#: one profiled ``make test``); read only to hand the files to the workers longest first. A file
+#: missing here or a stale number changes the order in which files start, never a result.
+FILE_SECONDS: dict[str, float] = json.loads(
+    (Path(__file__).with_name("file_seconds.json")).read_text(encoding="utf-8")
+)
+
+
+def _longest_first(files: list[str]) -> list[str]:
+    """``files`` by their recorded seconds, longest first (ties and unknown files: as given)."""
+    return sorted(files, key=lambda f: -FILE_SECONDS.get(f, 0.0))
 
 
 def _needs_demo(item: pytest.Item) -> bool:
