@@ -126,7 +126,8 @@ def test_every_module_is_under_600_lines() -> None:
 # A benchmark is its folder plus one registry line (and its profile and docs). AMBER is kept in
 # that shape: outside src/halluscope/benchmarks/amber/ only these files name it (this guard
 # aside). Generated files (dvc.yaml, dvc.lock: the registry's rendering, listing the folder's
-# modules) do not count.
+# modules; tests/file_seconds.json: measured seconds per test file, its tests included) do not
+# count.
 SHAPED = "amber"
 NAMED_OUTSIDE = {
     "src/halluscope/benchmarks/__init__.py": "the registry line",
@@ -135,7 +136,7 @@ NAMED_OUTSIDE = {
     "docs/adding-a-benchmark.md": "docs: the worked example of the how-to",
     "tests/test_structure.py": "guard: this test",
 }
-GENERATED = {"dvc.yaml", "dvc.lock"}
+GENERATED = {"dvc.yaml", "dvc.lock", "tests/file_seconds.json"}
 
 
 def project_files() -> list[str]:
