@@ -90,9 +90,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [item for f in order for item in files[f]]
 
 
-#: Seconds each test file took (wall time on one of two pytest-xdist workers, both tiers, in
-#: one profiled ``make test``); read only to hand the files to the workers longest first. A file
-#: missing here or a stale number changes the order in which files start, never a result.
+#: Seconds each test file kept a pytest-xdist worker busy (both tiers, from JUnit reports summed
+#: by ``timings/file_seconds.py``); read only to hand the files to the workers longest first. A
+#: file missing here or a stale number changes the order in which files start, never a result.
 FILE_SECONDS: dict[str, float] = json.loads(
     (Path(__file__).with_name("file_seconds.json")).read_text(encoding="utf-8")
 )

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "file_seconds.json"
 
 
-def test_file(classname: str) -> str:
+def file_of_classname(classname: str) -> str:
     """The test file of a JUnit ``classname`` (``tests.test_x`` or ``tests.test_x.TestY``)."""
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):
@@ -37,7 +37,7 @@ def file_seconds(reports: list[Path]) -> dict[str, float]:
     totals: dict[str, float] = {}
     for report in reports:
         for case in ET.parse(report).getroot().iter("testcase"):
-            name = test_file(case.get("classname", ""))
+            name = file_of_classname(case.get("classname", ""))
             totals[name] = totals.get(name, 0.0) + float(case.get("time", 0.0))
     return {name: round(seconds, 1) for name, seconds in sorted(totals.items())}
 
