@@ -15,6 +15,7 @@ import pytest
 import yaml
 from pipeline_helpers import ROOT, copy_project, merged_params, snakemake
 
+from halluscope import determinism
 from halluscope.config import validate
 from halluscope.io import read_jsonl
 from halluscope.models.sim import resolve_profile
@@ -80,7 +81,16 @@ def test_phd_ccs_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
 @needs_shared
 @pytest.mark.slow
 def test_trihe_gqa_profile_whole_dag_recovers_injected_errors(tmp_path: Path, monkeypatch) -> None:
+    """The judges' recall on real scene graphs, under the library-chosen kernels.
+
+    Why not the pinned ones: this test asserts rates with a tolerance, which do not depend on the
+    low bits that pinning fixes, while MiniLM under the pin (MKL's COMPATIBLE path) encodes about
+    4.7 times slower here (1,280 texts: 31.8 against 6.8 CPU s). The pinned judge stage runs
+    in the demo build, whose bytes are checked against the committed dvc.lock."""
     monkeypatch.setenv("HALLUSCOPE_DATA_MIRROR", str(SHARED))
+    for name in determinism.KERNEL_ENV:  # set in this process by `import halluscope`
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(determinism.NATIVE_ENV, "1")
     project = run_profile(tmp_path, "trihe-gqa", {"data": {"limit": 60}})
     items = read_jsonl(project / "results/data/trihe-gqa/items.jsonl")
     assert len(items) == 60 and all(item["image"] is None for item in items)
