@@ -1,6 +1,6 @@
 """Where the test suite's CPU goes, per kind of command (on demand, not part of `make test`).
 
-Usage: python timings/test_cpu_by_command.py [PYTEST ARGS...]   (default: -m slow)
+Usage: python timings/cpu_by_command.py [PYTEST ARGS...]   (default: -m slow)
 
 Why: `make test` is CPU-bound on 2 cores (both pytest-xdist workers busy to the end), so only less
 CPU work shortens it, and most of that work runs in subprocesses (Snakemake jobs, DVC, the stage
