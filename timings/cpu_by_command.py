@@ -42,8 +42,9 @@ atexit.register(_log_cpu)
 def command_kind(argv: str) -> str:
     """A short name for a logged command line (what the summary groups by)."""
     words = argv.split()
-    if "stage" in words and words.index("stage") + 1 < len(words):
-        return "halluscope stage " + words[words.index("stage") + 1]
+    stage = words.index("stage") + 1 if "stage" in words else len(words)
+    if stage < len(words):
+        return "halluscope stage " + words[stage]
     if "snakemake" in argv[:200]:
         return "snakemake -n" if " -n" in argv else "snakemake"
     if words and Path(words[0]).name == "dvc" and len(words) > 1:
@@ -64,6 +65,7 @@ def main(pytest_args: list[str]) -> int:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
         env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+        # the Makefile's PYTEST options, with its two workers (one per core here)
         command = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile",
                    "--no-loadscope-reorder", *(pytest_args or ["-m", "slow"])]  # fmt: skip
         status = subprocess.run(command, cwd=ROOT, env=env).returncode
@@ -73,8 +75,9 @@ def main(pytest_args: list[str]) -> int:
         for path in log.glob("*.tsv"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 seconds, _, argv = line.partition("\t")
-                kinds[command_kind(argv)][0] += 1
-                kinds[command_kind(argv)][1] += float(seconds)
+                kind = kinds[command_kind(argv)]
+                kind[0] += 1
+                kind[1] += float(seconds)
     logged = sum(cpu for _, cpu in kinds.values())
     print(
         f"\npytest exit status {status}; CPU of the whole run {total:.0f} s, of which Python "
