@@ -78,6 +78,8 @@ $(PLOTS_HTML): envs/plots/package.json envs/plots/package-lock.json scripts/writ
 
 plots-offline: $(PLOTS_HTML)
 
+# `dvc commit` rewrites dvc.lock with this machine's hashes; scripts/compare_lock.py then says
+# whether they are the committed ones (README "What reproduces where"), naming any that differ.
 # compileall: every job is a new Python process; with bytecode cached for src/ (pip does it for
 # site-packages) none of the ~200 demo jobs compiles halluscope's modules again, even where
 # PYTHONDONTWRITEBYTECODE is set (it stops writing .pyc files, not reading them).
@@ -85,6 +87,7 @@ demo: system-deps $(STAMP) $(PLOTS_HTML)
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
+	$(BIN)/python scripts/compare_lock.py
 
 # The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
 # One pytest-xdist worker per core, each test file on one worker (its module fixtures are built
