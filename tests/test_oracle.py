@@ -164,6 +164,16 @@ def test_votes_ties_unparseable_and_mixed(tmp_path: Path) -> None:
     assert report["members"]["m3"]["correct"] == 0 and report["members"]["m3"]["unparsed"] == 3
 
 
+def test_each_member_ends_with_its_own_summary_line(tmp_path: Path, capsys) -> None:
+    """The terminal shows a job's summary lines (one per member): each names its member."""
+    members = {m: FixedAnswers(m, {"lamp": "Present"}) for m in ("m2", "m1")}
+    items = {"a": item("a", ["lamp"])}
+    EnsembleOracle(members, ResponseCache(tmp_path)).decide(items, [("a", "lamp")])
+    summaries = [line for line in capsys.readouterr().err.splitlines() if " requests, " in line]
+    assert [line.split(":")[0] for line in summaries] == ["questions to m1", "questions to m2"]
+    assert all(line.endswith(" s") and ": 1 requests, 0 cache hits" in line for line in summaries)
+
+
 def test_every_question_goes_through_the_cache(tmp_path: Path) -> None:
     member = FixedAnswers("m1", {"lamp": "Present"})
     items = {"a": item("a", ["lamp"])}

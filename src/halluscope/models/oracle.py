@@ -171,6 +171,7 @@ class EnsembleOracle:
                 batch_size=self.batch_size,
                 what="questions",
                 context=f" for oracle member {member!r}",
+                progress=f"questions to {member}",  # one summary per member, told apart
             )
             for pair, response in zip(askable, responses, strict=True):
                 vote = parse_vote(response.text)
