@@ -281,3 +281,24 @@ def test_a_run_prints_one_line_per_job_no_json_and_the_closing_block(
     assert 3 <= len(rows) <= 5 and rows[0].split()[0] == "CHAIR_S", block
     numbers = [float(v) for row in rows for v in row.split()[-3:]]
     assert len(numbers) == 3 * len(rows)
+
+
+def test_summaries_of_one_kind_asked_of_several_models_are_one_line_of_sums() -> None:
+    """An oracle job asks each member in turn: its job line carries one sum, not a line each."""
+    from snakemake_logger_plugin_halluscope import merged_summaries
+
+    log = [
+        "questions to sim-frequent: 23 requests, 17 cache hits, 0 failures, 0.2 s",
+        "progress questions to sim-precise: 23/23 req (100%), 0 s",
+        "questions to sim-precise: 23 requests, 17 cache hits, 1 failures, 0.3 s",
+        "questions to sim-verbose: 23 requests, 16 cache hits, 0 failures, 0.1 s",
+        "captions: 9 requests, 0 cache hits, 0 failures, 9.2 s",
+        "captions: 2 requests, 2 cache hits, 0 failures, 0.0 s",
+    ]
+    assert merged_summaries(log) == [
+        "questions to 3 models: 69 requests, 50 cache hits, 1 failures, 0.6 s",
+        "captions: 9 requests, 0 cache hits, 0 failures, 9.2 s",
+        "captions: 2 requests, 2 cache hits, 0 failures, 0.0 s",
+    ]
+    one = ["questions to sim-a: 4 requests, 0 cache hits, 0 failures, 0.1 s"]
+    assert merged_summaries(one) == one  # one model: its own line, named

@@ -31,7 +31,10 @@ from snakemake_interface_logger_plugins.common import LogEvent
 #: A job's latest progress line in its log starts with this (halluscope.progress.PREFIX).
 PROGRESS_PREFIX = "progress "
 #: A model-calling stage's closing summary (halluscope.models.answers.answer_all).
-SUMMARY = re.compile(r"^\S.*: \d+ requests, \d+ cache hits, \d+ failures, [\d.]+ s$")
+SUMMARY = re.compile(
+    r"^(?P<label>\S.*): (?P<requests>\d+) requests, (?P<hits>\d+) cache hits, "
+    r"(?P<failures>\d+) failures, (?P<seconds>[\d.]+) s$"
+)
 #: Snakemake's routine messages, kept in .snakemake/log/ but not shown here.
 CHATTER = re.compile(
     r"^(Building DAG of jobs\.\.\.|Using shell: .*|Select jobs to execute\.\.\.|"
@@ -66,6 +69,32 @@ def _tail_lines(path: str, size: int = TAIL) -> list[str]:
     except OSError:
         return []
     return data.decode("utf-8", "replace").replace("\r", "\n").splitlines()
+
+
+def merged_summaries(lines: list[str]) -> list[str]:
+    """The summary lines among ``lines``; those of one kind asked of several models (``questions
+    to <model>``, one per oracle member) as one line of sums, so the job's line fits a terminal.
+
+    Each model's own line stays in the job's log. Seconds add up: the models are asked in turn.
+    """
+    groups: dict[str | int, list[re.Match]] = {}  # "<what>" of "<what> to <model>", else index
+    for index, line in enumerate(lines):
+        match = SUMMARY.match(line)
+        if match:
+            what, to, _model = match["label"].partition(" to ")
+            groups.setdefault(what if to else index, []).append(match)
+    out = []
+    for key, matches in groups.items():
+        if len(matches) == 1:
+            out.append(matches[0].group(0))
+            continue
+        total = {k: sum(int(m[k]) for m in matches) for k in ("requests", "hits", "failures")}
+        seconds = sum(float(m["seconds"]) for m in matches)
+        out.append(
+            f"{key} to {len(matches)} models: {total['requests']} requests, {total['hits']} "
+            f"cache hits, {total['failures']} failures, {seconds:.1f} s"
+        )
+    return out
 
 
 def _whole_lines(path: str) -> list[str]:
@@ -198,12 +227,9 @@ class LogHandler(LogHandlerBase):
     def _finished_line(self, jobid: int, done: int, total: int) -> str:
         job = self.jobs.pop(jobid)
         seconds = f" ({time.monotonic() - job.started:.0f} s)"
-        summaries = [
-            line.strip()
-            for log in job.logs
-            for line in _whole_lines(log)
-            if SUMMARY.match(line.strip())
-        ]
+        summaries = merged_summaries(
+            [line.strip() for log in job.logs for line in _whole_lines(log)]
+        )
         name = f"{job.rule} {job.wildcards}".rstrip()
         line = f"[{done}/{total}] {name}{seconds}"
         return line + (": " + "; ".join(summaries) if summaries else "")
