@@ -106,10 +106,13 @@ def _split_fed(
 
 
 def committed_lock(root: Path, rev: str) -> str | None:
-    """``dvc.lock`` as committed at ``rev`` in the git checkout ``root`` (None: none there)."""
+    """``root/dvc.lock`` as committed at ``rev`` (None: no git, or not committed there).
+
+    ``./`` makes git read the path from ``root``, also when the project is a folder of a larger
+    repository."""
     try:
         proc = subprocess.run(
-            ["git", "show", f"{rev}:dvc.lock"], cwd=root, capture_output=True, text=True
+            ["git", "show", f"{rev}:./dvc.lock"], cwd=root, capture_output=True, text=True
         )
     except FileNotFoundError:  # no git on PATH
         return None

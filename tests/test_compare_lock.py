@@ -106,17 +106,20 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _repo(tmp_path: Path) -> Path:
+def _repo(tmp_path: Path, folder: str = "") -> Path:
+    """A git repository with the committed lock in its ``folder`` (the project's folder)."""
     repo = tmp_path / "clone"
-    repo.mkdir()
-    (repo / "dvc.lock").write_text(yaml.safe_dump(LOCK, sort_keys=False), encoding="utf-8")
-    for cmd in (["init", "-q"], ["add", "dvc.lock"], ["commit", "-qm", "lock"]):
+    project = repo / folder
+    project.mkdir(parents=True)
+    (project / "dvc.lock").write_text(yaml.safe_dump(LOCK, sort_keys=False), encoding="utf-8")
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "lock"]):
         subprocess.run([*GIT, *cmd], cwd=repo, check=True, capture_output=True)
-    return repo
+    return project
 
 
-def test_cli_compares_the_working_lock_with_the_commit(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+@pytest.mark.parametrize("folder", ["", "projects/halluscope"])
+def test_cli_compares_the_working_lock_with_the_commit(tmp_path: Path, folder: str) -> None:
+    repo = _repo(tmp_path, folder)  # the project alone, or a folder of a larger repository
     lock = repo / "dvc.lock"
     proc = _run(["--lock", str(lock)], tmp_path)  # git runs in the lock's folder
     assert proc.returncode == 0 and "reproduces the committed lock (HEAD)" in proc.stdout
