@@ -69,11 +69,10 @@ def compare(committed: dict, current: dict) -> LockComparison:
         changed = {
             p for p in old_deps.keys() | new_deps.keys() if old_deps.get(p) != new_deps.get(p)
         }
-        if old.get("cmd") != new.get("cmd") or old.get("params") != new.get("params"):
+        same_setup = old.get("cmd") == new.get("cmd") and old.get("params") == new.get("params")
+        if not same_setup or any(p not in produced_by for p in changed):  # code, data, params
             result.changed.append(name)
-        elif any(p not in produced_by for p in changed):
-            result.changed.append(name)
-        elif changed:
+        elif changed:  # only other stages' outputs changed
             fed[name] = changed
         else:
             old_outs, new_outs = _hashes(old.get("outs")), _hashes(new.get("outs"))
