@@ -36,6 +36,8 @@ COPY = [
     ".dvcignore",
     ".gitignore",
 ]
+#: git with an author, for the commits tests make in fresh clones and scratch repositories
+GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
 # where the DAG writes: results/ (DVC's cache) and the headline metrics/ (kept in git)
 OUTPUT_ROOTS = ("results", "metrics")
 

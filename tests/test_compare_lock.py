@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pipeline_helpers import GIT
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts/compare_lock.py"
-GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
 LOCK = yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))
 OBJECTS = "results/objects/demo"
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pipeline_helpers import GIT
 
 from halluscope.registry import PLOTS, dvc_profile, dvc_yaml
 from halluscope.report.headline import all_headlines, headline_metrics, model_filename
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH = 160
-GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
 MODULES = ROOT / "envs/plots/node_modules"
 
 

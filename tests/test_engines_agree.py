@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import ROOT, add_build, env, planned_jobs, run, snakemake
-from test_replication import GIT, digests, fresh_clone
+from pipeline_helpers import GIT, ROOT, add_build, env, planned_jobs, run, snakemake
+from test_replication import digests, fresh_clone
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import compare_lock  # noqa: E402  (scripts/ is not a package)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from pipeline_helpers import (
+    GIT,
     OUTPUT_ROOTS,
     add_build,
     copy_project,
@@ -31,7 +32,6 @@ from pipeline_helpers import (
 )
 
 pytestmark = pytest.mark.slow
-GIT = ["git", "-c", "user.name=halluscope-test", "-c", "user.email=test@halluscope.invalid"]
 
 
 def digests(root: Path) -> dict[str, str]:
