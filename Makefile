@@ -14,17 +14,30 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND
     -DGGML_AMX_BF16=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=ON -DGGML_BLAS=OFF
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
+.PHONY: help install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
+
+# `make` alone lists the targets: each target's line ends with `## what it does`.
+help: ## this list
+	@awk -F ':.*## ' '/^[a-z0-9%-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The pinned llama.cpp build, once per version and set of CMake arguments (the stamp's name
-# carries both): compiled from source, never a cached wheel built for another CPU.
-LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPP_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+# The pinned llama.cpp build, compiled once per machine: the wheel is kept outside the
+# virtualenv under a key of the version and the exact CMake arguments, so a second clone installs
+# it without compiling. scripts/llama_wheel.py checks a cached wheel before reuse (its recorded
+# flags equal these, its sha256 the recorded one); a wheel built with other flags is never taken.
+# Never -march=native and never PyPI's binaries: other SIMD kernels flip greedy near-ties.
+LLAMA_KEY := $(LLAMA_CPP_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/halluscope/llama-wheels
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
 $(LLAMA_STAMP): $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --no-binary llama-cpp-python \
-	    --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	@$(PYTHON) scripts/llama_wheel.py check "$(LLAMA_WHEELS)/$(LLAMA_KEY)" '$(LLAMA_CMAKE_ARGS)' \
+	  || { rm -rf "$(LLAMA_WHEELS)/$(LLAMA_KEY).tmp" && \
+	       CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel --no-cache-dir --no-binary llama-cpp-python \
+	         --no-deps -w "$(LLAMA_WHEELS)/$(LLAMA_KEY).tmp" llama-cpp-python==$(LLAMA_CPP_VERSION) && \
+	       $(PYTHON) scripts/llama_wheel.py record "$(LLAMA_WHEELS)/$(LLAMA_KEY)" '$(LLAMA_CMAKE_ARGS)'; }
+	$(BIN)/pip install --force-reinstall --no-deps "$$($(PYTHON) scripts/llama_wheel.py path "$(LLAMA_WHEELS)/$(LLAMA_KEY)" '$(LLAMA_CMAKE_ARGS)')"
 	rm -f $(VENV)/.llama-*
 	touch $@
 
@@ -37,11 +50,11 @@ $(STAMP): $(LLAMA_STAMP) requirements.lock pyproject.toml
 	$(BIN)/python -m compileall -q src
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) ## the pinned virtualenv .venv (llama.cpp compiled once per machine)
 
 # Rebuild llama-cpp-python with the pinned instruction set (e.g. after a natively tuned build
 # was installed by hand: the pipeline refuses one, naming the features that differ).
-install-llama:
+install-llama: ## recompile llama-cpp-python with the pinned instruction set
 	rm -f $(VENV)/.llama-*
 	$(MAKE) $(LLAMA_STAMP)
 
@@ -53,7 +66,7 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra
     texlive-fonts-recommended
 # Only the packages of the programs that are missing: a machine whose Node.js came from
 # elsewhere keeps its npm (Debian's npm package would replace that Node.js).
-system-deps:
+system-deps: ## the Debian packages: pdflatex, Java, git, npm, qemu-user
 	@missing=""; packages=""; \
 	command -v pdflatex >/dev/null || { missing="$$missing pdflatex"; packages="$$packages $(TEX_PACKAGES)"; }; \
 	command -v java >/dev/null || { missing="$$missing java"; packages="$$packages default-jre-headless"; }; \
@@ -76,14 +89,14 @@ $(PLOTS_HTML): envs/plots/package.json envs/plots/package-lock.json scripts/writ
 	npm ci --prefix envs/plots --no-audit --no-fund --ignore-scripts --loglevel=error
 	$(PYTHON) scripts/write_plots_html.py
 
-plots-offline: $(PLOTS_HTML)
+plots-offline: $(PLOTS_HTML) ## the offline page template of `dvc plots show`
 
 # `dvc commit` rewrites dvc.lock with this machine's hashes; scripts/compare_lock.py then says
 # whether they are the committed ones (README "What reproduces where"), naming any that differ.
 # compileall: every job is a new Python process; with bytecode cached for src/ (pip does it for
 # site-packages) none of the ~200 demo jobs compiles halluscope's modules again, even where
 # PYTHONDONTWRITEBYTECODE is set (it stops writing .pyc files, not reading them).
-demo: system-deps $(STAMP) $(PLOTS_HTML)
+demo: system-deps $(STAMP) $(PLOTS_HTML) ## set-up command 1: install, build the demo, check dvc.lock
 	$(BIN)/python -m compileall -q src
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) results/tables/ all
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
@@ -96,7 +109,7 @@ demo: system-deps $(STAMP) $(PLOTS_HTML)
 TEST_WORKERS ?= $(CORES)
 PYTEST := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
     --dist loadfile --no-loadscope-reorder
-test: system-deps $(STAMP) $(PLOTS_HTML)
+test: system-deps $(STAMP) $(PLOTS_HTML) ## set-up command 2: install, run the whole test suite
 	$(BIN)/python -m compileall -q src
 	$(PYTEST) -m "not slow"
 	$(PYTEST) -m slow
@@ -105,13 +118,13 @@ test: system-deps $(STAMP) $(PLOTS_HTML)
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is
 # stopped (tests/test_slurm_cluster.py; 40-47 min on 2 cores shared with other work, and
 # 20 min on the merged code at load 1-2.8, see README). CI runs it after `make test`.
-slurm-test: system-deps $(STAMP)
+slurm-test: system-deps $(STAMP) ## the demo through SLURM on a one-node cluster started here
 	scripts/slurm_cluster.sh install
 	$(BIN)/python -m compileall -q src
 	HALLUSCOPE_SLURM_TEST=1 PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -s -rA \
 	    tests/test_slurm_cluster.py; status=$$?; scripts/slurm_cluster.sh stop; exit $$status
 
-lint: $(STAMP)
+lint: $(STAMP) ## ruff and snakemake --lint
 	$(BIN)/ruff check src tests scripts timings
 	$(BIN)/ruff format --check src tests scripts timings
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
@@ -121,12 +134,12 @@ SNAKEMAKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
 CHECK := $(BIN)/halluscope check-params
 
 # The reproduction report: the demo plus every other profile that has run (see README).
-paper: demo
+paper: demo ## the reproduction report results/paper/report.pdf
 	$(SNAKEMAKE) results/paper/report.pdf
 	@echo "results/paper/report.pdf"
 
 # The real-data profiles (each writes only its own results/<area>/<profile>/ folders).
-profiles: $(STAMP)
+profiles: $(STAMP) ## the real-data profiles pope-captions, trihe-gqa, phd-ccs
 	$(CHECK) config/profiles/pope-captions.yaml config/profiles/trihe-gqa.yaml
 	$(CHECK) config/profiles/phd-ccs.yaml
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions.yaml -- results/tables/ all
@@ -135,24 +148,25 @@ profiles: $(STAMP)
 
 # The paper's LLM-augmented extraction on the first 500 images, beside rule + lexicon on the
 # same images (table llm_comparison; about 45 minutes on 2 cores, see README).
-llm500: $(STAMP)
+llm500: $(STAMP) ## pope-captions with and without the LLM extractor, 500 images
 	$(CHECK) config/profiles/pope-captions-500.yaml config/profiles/pope-captions-llm500.yaml
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-500.yaml -- results/tables/ all
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-llm500.yaml -- results/tables/ all
 
 # Any one profile of config/profiles/ (`make profile-phd-ccs`): a benchmark's profile needs no
 # target of its own.
-profile-%: $(STAMP)
+profile-%: $(STAMP) ## one profile of config/profiles/, e.g. make profile-phd-ccs
 	$(CHECK) config/profiles/$*.yaml
 	$(SNAKEMAKE) --configfile config/profiles/$*.yaml -- results/tables/ all
 
 # The full report: all four profiles, then the paper with all four sections.
-report-full: profiles paper
+report-full: profiles paper ## every real-data profile, then the report with all sections
 
-dvc-yaml: $(STAMP)
+dvc-yaml: $(STAMP) ## regenerate dvc.yaml from the stage registry
 	$(BIN)/python scripts/write_dvc_yaml.py
 
-bench: $(STAMP)  # bench_chair and bench_profiles need ../shared/data (or a mirror)
+# bench_chair and bench_profiles read ../shared/data (or a mirror).
+bench: $(STAMP) ## the timing scripts of timings/ (docs/performance.md)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_caos.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_paper_scale.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_pipeline.py
@@ -160,5 +174,5 @@ bench: $(STAMP)  # bench_chair and bench_profiles need ../shared/data (or a mirr
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_chair.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python timings/bench_profiles.py
 
-clean:
+clean: ## remove results/, logs/ and .snakemake/
 	rm -rf results logs .snakemake

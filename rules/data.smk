@@ -5,6 +5,7 @@ rule data_items:
     """Export the dataset's images and per-image ground truth (items.jsonl)."""
     input:
         annotations=config["data"]["annotations"],
+        image_list=project_file(config["data"].get("image_list")),
     output:
         item_file="results/data/{profile}/items.jsonl",
         images=directory("results/data/{profile}/images"),

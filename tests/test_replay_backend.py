@@ -121,7 +121,12 @@ def test_duplicates_are_refused_with_both_lines(tmp_path: Path) -> None:
             ":2: 'text'",
         ),
         ('{"image_id": 1.5, "prompt": "p", "text": "t"}\n', ":1: 'image_id'"),
-        ('{"image_id": 1, "text": "t"}\n', ":1: a record needs 'prompt' or 'instruction_id'"),
+        (
+            '{"image_id": 1, "prompt": "p", "text": "t"}\n{"image_id": 2, "caption": "c"}\n',
+            ":2: a record with neither 'prompt' nor 'instruction_id'.* line 1 has one",
+        ),
+        ('{"image_id": 1, "caption": "a"}\n{"image_id": 1, "caption": "b"}\n', ":2: duplicate"),
+        ('{"image_id": 1, "caption": 3}\n', ":1: 'text' \\(or 'caption'\\) must be"),
         ('{"image_id": 1, "prompt": 3, "text": "t"}\n', ":1: 'prompt' must be"),
         (
             '{"image_id": 1, "prompt": "p", "text": "t"}\n\n{"image_id": 2,\n',
@@ -138,6 +143,20 @@ def test_malformed_recordings_name_file_and_line(
     path.write_text(content, encoding="utf-8")
     with pytest.raises(InputError, match=f"bad.jsonl{message}" if message[0] == ":" else message):
         make_backend({"backend": "replay", "path": str(path), "name": "m"})
+
+
+def test_caption_file_answers_by_image_id(tmp_path: Path) -> None:
+    """A caption file of one instruction ({"image_id", "caption"}) answers any prompt by image."""
+    path = write_jsonl(
+        tmp_path / "mine.jsonl",
+        [{"image_id": 40468, "caption": "A dog on a bench."}, {"image_id": "7", "caption": "Cat."}],
+    )
+    backend = make_backend({"backend": "replay", "path": str(path), "name": "mine"})
+    replies = backend.generate([ask("40468", "Describe the image."), ask("7", "Anything.")])
+    assert [r.text for r in replies] == ["A dog on a bench.", "Cat."]
+    assert "recorded" not in replies[0].meta  # the caption is the answer, not extra data
+    with pytest.raises(ReplayMissError, match="no record for this image"):
+        backend.generate([ask("8", "Describe the image.")])
 
 
 def test_spec_validation(tmp_path: Path) -> None:

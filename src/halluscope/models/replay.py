@@ -10,16 +10,18 @@ Spec::
      name: llava-pope, revision: "", prompt_map: {"<our instruction text>": "<recorded prompt>"}}
 
 The recording is a JSONL file, a JSON array or concatenated JSON objects (the POPE files), one
-record per answer: ``{"image_id", "prompt" | "instruction_id", "text", ...}``. ``image_id`` is
-compared as a string (POPE's ``40468`` matches the item id ``"40468"``); a ``prompt`` given as a
-list of strings (mPLUG-Owl's files) is joined with newlines. A request is answered by the record
-with its image id and
+record per answer: ``{"image_id", "prompt" | "instruction_id", "text" | "caption", ...}``.
+``image_id`` is compared as a string (POPE's ``40468`` matches the item id ``"40468"``); a
+``prompt`` given as a list of strings (mPLUG-Owl's files) is joined with newlines. A request is
+answered by the record with its image id and
 
 1. the request's prompt (the last user message), translated through ``prompt_map`` when given --
    recordings usually hold the model's own template ("Question: ... Answer: ") rather than the
    bare instruction, and the map says which recorded prompt stands for which instruction; else
 2. the request's ``meta["instruction_id"]``, for recordings keyed by instruction id. (The cache key
    holds the prompt text, not the id: two instruction ids with the same text share one answer.)
+3. the image id alone, for a caption file of one instruction (``{"image_id", "caption"}`` with
+   neither ``prompt`` nor ``instruction_id``): a recording keys all its records this way or none.
 
 A request the recording lacks raises :class:`ReplayMissError` naming the image id and the prompt;
 two records with the same key are refused, naming both lines. The identity holds the sha256 of the
@@ -37,7 +39,7 @@ from typing import Any
 from halluscope.io import InputError
 from halluscope.models.base import Request, Response, register_backend
 
-_RESERVED = ("image_id", "prompt", "instruction_id", "text")
+_RESERVED = ("image_id", "prompt", "instruction_id", "text", "caption")
 
 
 class ReplayMissError(LookupError):
@@ -156,11 +158,20 @@ class ReplayBackend:
         self.sha256 = hashlib.sha256(data).hexdigest()
         self._by_prompt: dict[tuple[str, str], tuple[int, dict]] = {}
         self._by_instruction: dict[tuple[str, str], tuple[int, dict]] = {}
+        self._by_image: dict[str, tuple[int, dict]] = {}
         self._prompts_of: dict[str, list[str]] = {}
         for line, record in read_recording(self.path, data):
             self._add(line, record)
-        if not self._by_prompt and not self._by_instruction:
+        keyed = [*self._by_prompt.values(), *self._by_instruction.values()]
+        if not keyed and not self._by_image:
             raise InputError(f"{self.path}: the replay recording has no records")
+        if keyed and self._by_image:
+            image_only = min(line for line, _ in self._by_image.values())
+            raise InputError(
+                f"{self.path}:{image_only}: a record with neither 'prompt' nor 'instruction_id', "
+                f"in a recording whose line {min(line for line, _ in keyed)} has one; key every "
+                "record by prompt or instruction_id, or none (a caption file of one instruction)"
+            )
         self._identity: dict[str, Any] = {
             "backend": "replay",
             "name": self.name,
@@ -177,17 +188,24 @@ class ReplayBackend:
         image_id = record.get("image_id")
         if isinstance(image_id, bool) or not isinstance(image_id, (str, int)):
             raise InputError(f"{where}: 'image_id' must be a string or integer, got {image_id!r}")
-        if not isinstance(record.get("text"), str):
-            raise InputError(f"{where}: 'text' must be a string, got {record.get('text')!r}")
+        text = record.get("text", record.get("caption"))
+        if not isinstance(text, str):
+            raise InputError(f"{where}: 'text' (or 'caption') must be a string, got {text!r}")
         prompt = _prompt_text(record.get("prompt")) if "prompt" in record else None
         instruction = record.get("instruction_id")
         if "prompt" in record and prompt is None:
             raise InputError(f"{where}: 'prompt' must be a string or a list of strings")
         if instruction is not None and not isinstance(instruction, str):
             raise InputError(f"{where}: 'instruction_id' must be a string, got {instruction!r}")
-        if prompt is None and instruction is None:
-            raise InputError(f"{where}: a record needs 'prompt' or 'instruction_id'")
         image = str(image_id)
+        if prompt is None and instruction is None:
+            if image in self._by_image:
+                raise InputError(
+                    f"{where}: duplicate caption for image {image!r} (first at line "
+                    f"{self._by_image[image][0]}); a caption file holds one caption per image"
+                )
+            self._by_image[image] = (line, record)
+            return
         for table, kind, value in (
             (self._by_prompt, "prompt", prompt),
             (self._by_instruction, "instruction_id", instruction),
@@ -222,6 +240,8 @@ class ReplayBackend:
         instruction = request.meta.get("instruction_id")
         if found is None and instruction is not None:
             found = self._by_instruction.get((image, str(instruction)))
+        if found is None:
+            found = self._by_image.get(image)
         if found is not None:
             return found
         mapped = self.prompt_map.get(prompt)
@@ -251,7 +271,7 @@ class ReplayBackend:
             responses.append(
                 Response(
                     request_id=request.request_id,
-                    text=record["text"],
+                    text=record.get("text", record.get("caption")),
                     model=self.name,
                     identity=self.identity,
                     meta=meta,

@@ -77,9 +77,9 @@ def _packaged_items() -> dict:
 def coco_items(dataset: str, options: dict[str, Any]) -> list[dict]:
     """Items of the POPE/CAOS MSCOCO subset, in the order of the image-list file."""
     from halluscope.data.coco import load_gt
-    from halluscope.data.fetch import resolve
+    from halluscope.data.fetch import resolve, resolve_input
 
-    image_list = resolve(options.get("image_list", "pope/captions/Instruction1_llava.json"))
+    image_list = resolve_input(options.get("image_list", "pope/captions/Instruction1_llava.json"))
     variant = options.get("gt_variant", "pattern")
     gt = load_gt(resolve(f"coco/chair_gt_objects_{variant}.json"))
     ids = list(dict.fromkeys(str(r["image_id"]) for r in read_json_records(image_list)))

@@ -45,14 +45,16 @@ class GenerateSettings(StageSettings):
 def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
     """Pick a per-instruction recording for ``replay`` specs with ``paths: {instruction_id: file}``.
 
-    Files are registered raw inputs (``halluscope.data.sources``), resolved through the verified
-    mirror/cache/download chain. A recording that holds one prompt only (the POPE caption files:
-    one file per model and instruction, each in the model's own template) gets ``prompt_map``
-    from our instruction text to that prompt, so answers are matched by image id.
+    A registered raw input (``halluscope.data.sources``) is resolved through the verified
+    mirror/cache/download chain; any other value is a file of the user's (their own
+    captions), which the rule declares as an input so that an edit reruns the job. A recording
+    that holds one prompt only (the POPE caption files: one file per model and instruction, each
+    in the model's own template) gets ``prompt_map`` from our instruction text to that prompt, so
+    answers are matched by image id.
     """
     if spec.get("backend") != "replay" or "paths" not in spec:
         return spec
-    from halluscope.data.fetch import resolve
+    from halluscope.data.fetch import resolve_input
     from halluscope.models.replay import _prompt_text, read_recording
 
     paths = spec["paths"]
@@ -61,7 +63,7 @@ def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
             f"replay model has no recording for instruction {instruction_id!r}; "
             f"it has: {', '.join(sorted(paths))}"
         )
-    path = resolve(paths[instruction_id])
+    path = resolve_input(paths[instruction_id])
     out = {k: v for k, v in spec.items() if k != "paths"}
     out["path"] = str(path)
     prompts = {_prompt_text(rec.get("prompt")) for _, rec in read_recording(path)}
