@@ -39,12 +39,14 @@ mark_replaced_outputs()
 
 
 # Every run, finished or failed, ends by recording the bytes of the outputs Snakemake built
-# (halluscope.provenance: how a replaced output is told from a touched one); a finished run that
-# built the tables then prints where the results are and a few headline numbers.
+# (halluscope.provenance: how a replaced output is told from a touched one); a finished run
+# records the DVC stages it built in dvc.lock (so DVC agrees with it), and one that built the
+# tables prints where the results are and a few headline numbers.
 onsuccess:
     from halluscope.report.closing import log_closing_block
 
     record_built_outputs()
+    commit_dvc_stages()
     log_closing_block(workflow, config)
 
 

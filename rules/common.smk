@@ -46,7 +46,7 @@ def project_file(value):
     data file (halluscope.data.sources, e.g. trihe/tri-he.json) is resolved by the stage."""
     from halluscope.data.sources import SOURCES
 
-    return [] if value in SOURCES else [value]
+    return [] if value is None or value in SOURCES else [value]
 
 
 def response_files(profile=RUN):
@@ -205,9 +205,8 @@ def record_built_outputs():
         record_built(profile_result_roots())
 
 
-def dvc_stage_files():
-    """What the target of every DVC stage builds (halluscope.registry.STAGES); `all` builds it
-    too, so `dvc repro` right after `snakemake` finds every stage up to date, and the reverse.
+def dvc_stage_file_map():
+    """The files the target of each DVC stage builds (halluscope.registry.STAGES), by stage.
 
     Only for the profile DVC runs (params.yaml's `profile`, whose folders dvc.yaml names): a
     run of another profile (a --configfile overlay) is not DVC's, and the stages' targets would
@@ -217,10 +216,35 @@ def dvc_stage_files():
     from halluscope.registry import STAGES, dvc_profile
 
     if RUN != dvc_profile(Path(workflow.basedir)):
-        return []
-    files = []
+        return {}
+    files = {}
     for stage in STAGES:
+        files[stage.name] = []
         for name in stage.target.split():
             target = getattr(rules, name)
-            files.extend(target.output or target.input)
+            files[stage.name].extend(target.output or target.input)
     return files
+
+
+def dvc_stage_files():
+    """What the DVC stages build; `all` builds it too, so `dvc repro` right after `snakemake`
+    finds every stage up to date, and the reverse."""
+    return [f for files in dvc_stage_file_map().values() for f in files]
+
+
+def commit_dvc_stages():
+    """After a successful run: record in dvc.lock every DVC stage whose files were all in this
+    run's DAG, built or up to date (halluscope.dvc_lock), so that `dvc status` agrees."""
+    from pathlib import Path
+
+    from halluscope.dvc_lock import commit_stages
+
+    if not workflow.is_main_process:
+        return
+    in_dag = {str(f) for job in workflow.dag.jobs for f in job.output}
+    fresh = [
+        stage
+        for stage, files in dvc_stage_file_map().items()
+        if files and all(str(f) in in_dag for f in files)
+    ]
+    commit_stages(fresh, config, Path(workflow.basedir))
