@@ -299,6 +299,79 @@ def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
     assert not (tmp_path / "objects.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    ("cut", "expected"),
+    [
+        pytest.param(
+            '{"image_id": 3, "caption": ',
+            "the record starting on this line is cut short: Expecting ',' delimiter at the end of "
+            "the file",
+            id="value-cut",
+        ),
+        pytest.param(
+            '{"image_id": 3, "caption": "A cat"',
+            "the record starting on this line is cut short: Expecting ',' delimiter where line 4 "
+            "starts the next record",
+            id="brace-cut",
+        ),
+        pytest.param(
+            '{"image_id": 3, "caption": "A ca',
+            "Invalid control character at",
+            id="string-cut",
+        ),
+    ],
+)
+def test_record_cut_short_names_its_own_line(tmp_path: Path, cut: str, expected: str) -> None:
+    """Guards the JSON-records reader (``halluscope chair --captions``, ``pope --answers``): line 3
+    of 4 cut short is line 3, never a line the decoder reached reading on (line 5 of 4)."""
+    from halluscope.io import read_json_records
+
+    path = tmp_path / "bad3.jsonl"
+    path.write_text(
+        '{"image_id": 1, "caption": "A dog."}\n{"image_id": 2, "caption": "A cat."}\n'
+        f'{cut}\n{{"image_id": 4, "caption": "A bus."}}\n',
+        encoding="utf-8",
+    )
+    assert len(path.read_text().splitlines()) == 4
+    with pytest.raises(InputError) as caught:
+        read_json_records(path)
+    assert str(caught.value).startswith(f"{path}:3: malformed JSON ({expected}"), caught.value
+    gt = tmp_path / "gt.json"
+    gt.write_text('{"1": ["dog"], "2": ["cat"], "3": [], "4": ["bus"]}', encoding="utf-8")
+    out = tmp_path / "chair.json"
+    proc = run_cli("chair", "--captions", path, "--gt", gt, "--out", out, cwd=tmp_path)
+    assert cli_error(proc, "chair").startswith(f"halluscope chair: error: {path}:3: malformed")
+    assert not out.exists()
+
+
+def test_error_inside_a_multi_line_record_names_both_lines(tmp_path: Path) -> None:
+    """Guards the JSON-records reader: a pretty-printed record broken on its 4th line names that
+    line and the one the record starts on."""
+    from halluscope.io import read_json_records
+
+    path = tmp_path / "captions.json"
+    path.write_text('{"image_id": 1}\n{\n  "image_id": 2,\n  "caption": "x"\n  "y": 1\n}\n')
+    with pytest.raises(InputError) as caught:
+        read_json_records(path)
+    assert str(caught.value) == (
+        f"{path}:5: malformed JSON (Expecting ',' delimiter, in the record starting on line 2)"
+    )
+
+
+def test_jsonl_lines_end_at_line_feeds_only(tmp_path: Path) -> None:
+    """Guards JSONL reading: a string holding U+2028 or U+0085 (written raw by write_jsonl) is
+    one line, so what the pipeline writes reads back, and later lines keep their numbers."""
+    from halluscope.io import iter_jsonl_numbered, write_jsonl
+
+    path = tmp_path / "responses.jsonl"
+    records = [{"text": "a\u2028b"}, {"text": "c\x85d\x0ce"}, {"text": "f"}]
+    write_jsonl(path, records)
+    assert list(iter_jsonl_numbered(path)) == list(enumerate(records, start=1))
+    path.write_text(path.read_text(encoding="utf-8") + "[1]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{path}:4: expected a JSON object, got list$"):
+        read_jsonl(path)
+
+
 def test_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     """Guards JSONL reading: a JSON line that is not an object names file:line and the type."""
     path = tmp_path / "items.jsonl"
@@ -672,6 +745,29 @@ def test_params_type_error_names_key_and_expectation(
     with pytest.raises(ConfigError) as caught:
         load_params(path)
     assert str(caught.value).startswith(f"{path}: ") and expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("generate.temperature", float("nan")),
+        ("figures.dpi", float("inf")),
+        ("caos.k", float("-inf")),
+    ],
+)
+def test_params_non_finite_number_names_the_key(tmp_path: Path, key: str, value: float) -> None:
+    """Guards params.yaml: ``.nan`` / ``.inf`` pass every schema bound (NaN compares false), so
+    they are refused first, naming the dotted key, by the Snakefile's validation and by
+    ``halluscope check-params``."""
+    section, name = key.split(".")
+    path = params_file(tmp_path, lambda p: p[section].update({name: value}))
+    assert str(yaml.safe_load(path.read_text(encoding="utf-8"))[section][name]) == str(value)
+    expected = f"{path}: key '{key}': {value} is not a finite number; expected a finite number"
+    with pytest.raises(ConfigError) as caught:
+        load_params(path)
+    assert str(caught.value) == expected and caught.value.key == key
+    proc = run_cli("check-params", "--params", path, cwd=tmp_path)
+    assert cli_error(proc, "check-params") == f"halluscope check-params: error: {expected}"
 
 
 def test_unknown_backend_in_a_model_spec(tmp_path: Path) -> None:

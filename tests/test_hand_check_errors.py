@@ -1,5 +1,7 @@
 """Hand-check commands: clear errors for duplicate POPE question ids and non-UTF-8 synonym files,
-and ``--out`` refusing symlinks and paths that are not regular files (the shared atomic writer).
+``--out`` refusing symlinks, paths that are not regular files (the shared atomic writer) and the
+command's own inputs; ground-truth names read as caption words; JSON lines in a text questions
+file; and one true warning line for empty POPE answers and CAOS objects without a vector.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from halluscope.cli import main
+from halluscope.data.coco import load_gt
 from halluscope.io import InputError, _write_target, atomic_write_text, write_json
+from halluscope.objects.coco import COCO_CLASSES
+from halluscope.objects.parser import ObjectParser
 
 QUESTION = "Is there a {} in the image?"
 OBJECTS = ("dog", "cat", "car", "cup")
@@ -223,3 +228,265 @@ def test_out_socket_is_refused(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=r"s\.sock: exists and is a socket"):
             write_json(path, {"a": 1})
         assert stat.S_ISSOCK(path.stat().st_mode)
+
+
+# ------------------------------------------------------------------------------------------------
+# --out naming one of the command's inputs: refused, the input kept
+
+
+def no_temp_files(folder: Path) -> bool:
+    return not any(p.name.endswith(".tmp") for p in folder.rglob("*"))
+
+
+def same_file_cases(folder: Path) -> dict[str, tuple[list, str, Path]]:
+    """argv (``OUT`` standing for the output), the input flag it collides with and that input,
+    every input named relative to ``folder``."""
+    captions, gt = (p.relative_to(folder) for p in chair_inputs(folder))
+    write_lines(folder / "q.jsonl", [question(1, "dog")])
+    write_lines(folder / "a.jsonl", [{"question_id": 1, "text": "Yes"}])
+    (folder / "vectors.txt").write_text("3 2\nperson 1 0\ncar 0 1\ndog 1 1\n")
+    write_lines(folder / "o.jsonl", [{"id": "c", "gt": ["person"], "objects": []}])
+    (folder / "questions.txt").write_text("How many dogs are there?\n")
+    (folder / "lexicon.txt").write_text("zorblax\n")
+    chair = ["chair", "--captions", captions, "--gt", gt, "--out", "OUT"]
+    pope = ["pope", "--questions", "q.jsonl", "--answers", "a.jsonl", "--out", "OUT"]
+    caos = ["caos", "--objects", "o.jsonl", "--vectors", "vectors.txt", "--frequent", "person"]
+    return {
+        "chair-captions": (chair, "--captions", captions),
+        "chair-gt": (chair, "--gt", gt),
+        "pope-answers": (pope, "--answers", Path("a.jsonl")),
+        "caos-vectors": ([*caos, "--k", "1", "--out", "OUT"], "--vectors", Path("vectors.txt")),
+        "lexdiv": (
+            ["lexdiv", "--questions", "questions.txt", "--out", "OUT"],
+            "--questions",
+            Path("questions.txt"),
+        ),
+        "objects-lexicon": (  # a str flag: "builtin" or a file
+            ["objects", "--captions", captions, "--lexicon", "lexicon.txt", "--out", "OUT"],
+            "--lexicon",
+            Path("lexicon.txt"),
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["chair-captions", "chair-gt", "pope-answers", "caos-vectors", "lexdiv", "objects-lexicon"],
+)
+@pytest.mark.parametrize("spelling", ["same", "dot-slash", "absolute"])
+def test_out_that_is_an_input_is_refused_naming_both(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    spelling: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv, flag, path = same_file_cases(tmp_path)[case]
+    out = {"same": path, "dot-slash": Path(f"./{path}"), "absolute": tmp_path / path}[spelling]
+    before = path.read_bytes()
+    err = error_of(capsys, [out if a == "OUT" else a for a in argv])
+    assert err == (
+        f"halluscope {argv[0]}: error: --out {out} is the input {flag} {path}: refusing to "
+        "overwrite an input; give --out another file\n"
+    ), err
+    assert path.read_bytes() == before
+    assert no_temp_files(tmp_path)
+
+
+def test_out_that_is_a_hard_link_to_an_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    captions, gt = chair_inputs(tmp_path)
+    out = tmp_path / "result.json"
+    os.link(captions, out)
+    before = captions.read_bytes()
+    err = error_of(capsys, ["chair", "--captions", captions, "--gt", gt, "--out", out])
+    assert f"--out {out} is the input --captions {captions}: refusing to overwrite" in err, err
+    assert captions.read_bytes() == before
+
+
+def test_out_beside_the_inputs_is_still_written(tmp_path: Path) -> None:
+    captions, gt = chair_inputs(tmp_path)
+    out = tmp_path / "chair.json"
+    out.write_text("an earlier result\n")  # an existing output that is no input: replaced
+    assert main(["chair", "--captions", str(captions), "--gt", str(gt), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["overall"]["n_captions"] == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# ground-truth names read as caption words; names outside the vocabulary refused
+
+CAPTIONS_9 = (
+    "A man and a boy wait.",
+    "A man stands on the street.",
+    "A man sits.",
+    "A man runs.",
+    "A man smiles.",
+    "A man and a woman talk.",
+    "A man holds a surfboard.",  # the one hallucination
+    "The sky is blue.",
+    "Green grass grows.",
+)
+
+
+def chair_of(tmp_path: Path, names: list[str], capsys: pytest.CaptureFixture) -> tuple[dict, str]:
+    """(overall scores, stderr) of ``halluscope chair`` on :data:`CAPTIONS_9`, every image's GT
+    being ``names``."""
+    captions = write_lines(
+        tmp_path / "c9.jsonl",
+        [{"image_id": i, "caption": c} for i, c in enumerate(CAPTIONS_9, start=1)],
+    )
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps({str(i): names for i in range(1, 10)}))
+    out = tmp_path / "chair.json"
+    assert main(["chair", "--captions", str(captions), "--gt", str(gt), "--out", str(out)]) == 0
+    return json.loads(out.read_text())["overall"], capsys.readouterr().err
+
+
+@pytest.mark.parametrize("names", [["Person"], ["people"], [" PERSON ", "person"]])
+def test_chair_gt_names_are_normalised_as_caption_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture, names: list[str]
+) -> None:
+    """``Person`` read as written made every mention a hallucination (CHAIR_S 0.778, CHAIR_I
+    1.000); read as a caption word it is ``person`` (CHAIR_S 1/9, CHAIR_I 1/10)."""
+    expected, _ = chair_of(tmp_path, ["person"], capsys)
+    assert (expected["CHAIRs"], expected["CHAIRi"]) == (pytest.approx(1 / 9), pytest.approx(0.1))
+    overall, err = chair_of(tmp_path, names, capsys)
+    assert overall == expected
+    assert "CHAIR_S 0.111, CHAIR_I 0.100" in err, err
+
+
+def test_chair_gt_name_outside_the_vocabulary_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    captions, _ = chair_inputs(tmp_path)
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps({"imid_to_objects": {"1": ["dog", "spaceship"]}}))
+    out = tmp_path / "o.json"
+    err = error_of(capsys, ["chair", "--captions", captions, "--gt", gt, "--out", out])
+    assert err.startswith(
+        f"halluscope chair: error: {gt}: imid_to_objects key '1': 'spaceship' is not an MSCOCO "
+        "object of the synonym table"
+    ), err
+    assert not out.exists()
+
+
+def test_gt_class_names_are_kept_as_written(tmp_path: Path) -> None:
+    """The pipeline reads GT files without a parser; with one, every class name of the table
+    (the only names the pipeline's GT holds) maps to itself, in both normalisation variants."""
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps({"7": list(COCO_CLASSES), "8": ["Dining Tables", "TV", "buses"]}))
+    assert load_gt(path)["7"] == sorted(COCO_CLASSES)
+    assert load_gt(path)["8"] == ["Dining Tables", "TV", "buses"]  # no parser: as written
+    for variant in ("pattern", "lemmatizer"):
+        gt = load_gt(path, ObjectParser(None, variant))
+        assert gt == {"7": sorted(COCO_CLASSES), "8": ["bus", "dining table", "tv"]}
+
+
+# ------------------------------------------------------------------------------------------------
+# lexdiv: JSON lines in a text questions file
+
+
+def test_lexdiv_txt_with_json_lines_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    questions = tmp_path / "q.txt"
+    questions.write_text('How many dogs are there?\n\n{"question": "What is on the table?"}\n')
+    out = tmp_path / "lexdiv.json"
+    err = error_of(capsys, ["lexdiv", "--questions", questions, "--out", out])
+    assert err.startswith(
+        f"halluscope lexdiv: error: {questions}:3: a JSON object in a .txt questions file"
+    ), err
+    assert "name the file .jsonl to read its 'question' field" in err
+    assert not out.exists()
+
+
+def test_lexdiv_txt_with_braces_in_a_question_is_read(tmp_path: Path) -> None:
+    questions = tmp_path / "q.txt"
+    questions.write_text("{What} is on the table?\n[1, 2] or 3?\n")
+    out = tmp_path / "lexdiv.json"
+    assert main(["lexdiv", "--questions", str(questions), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["overall"]["questions"] == 2
+
+
+# ------------------------------------------------------------------------------------------------
+# pope: empty answers
+
+
+@pytest.mark.parametrize(("parser", "read_as_yes"), [("original", True), ("opera", True),
+                                                     ("strict", False)])  # fmt: skip
+def test_pope_empty_answers_are_counted_in_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture, parser: str, read_as_yes: bool
+) -> None:
+    lines = [question(i, obj, "yes" if i % 2 else "no") for i, obj in enumerate(OBJECTS, 1)]
+    questions = write_lines(tmp_path / "q.jsonl", lines)
+    texts = ["", "", " ", "No"]
+    answers = write_lines(
+        tmp_path / "a.jsonl",
+        [{"question_id": i, "text": t} for i, t in enumerate(texts, start=1)],
+    )
+    out = tmp_path / "o.json"
+    argv = ["pope", "--questions", questions, "--answers", answers, "--parser", parser]
+    assert main([str(a) for a in [*argv, "--out", out]]) == 0
+    err = capsys.readouterr().err
+    warning = (
+        f"halluscope pope: warning: 3 of 4 answers are empty: the {parser} parser reads them "
+        'as "yes", as the reference evaluation does\n'
+    )
+    assert (warning in err) is read_as_yes, err
+    scores = json.loads(out.read_text())
+    if read_as_yes:  # the numbers stay the reference's
+        assert (scores["yes_ratio"], scores["accuracy"]) == (0.75, 0.75)
+    else:
+        assert scores["unparsed"] == 3
+
+
+# ------------------------------------------------------------------------------------------------
+# caos: hallucinated objects without a vector
+
+
+@pytest.mark.parametrize(
+    ("objects", "warning"),
+    [
+        (
+            [[("zorblax", False)]],
+            "1 hallucinated object has no vector in {vectors} and no score (listed under "
+            "'missing'): 'zorblax'; no caption has a scored one: every CAOS score is undefined "
+            "(null)",
+        ),
+        (
+            [[("dog", False), ("zorblax", False)], [("blorp", False), ("zorblax", False)]],
+            "2 hallucinated objects have no vector in {vectors} and no score (listed under "
+            "'missing'): 'zorblax', 'blorp'",
+        ),
+        (
+            [[("dog", True), ("zorblax", True)]],
+            "no caption has a hallucinated object: every CAOS score is undefined (null)",
+        ),
+    ],
+    ids=["only-unscored", "some-unscored", "none-hallucinated"],
+)
+def test_caos_warning_says_why_a_hallucination_has_no_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture, objects: list, warning: str
+) -> None:
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("4 3\nperson 1 0 0\ncar 0 1 0\nchair 0 0 1\ndog 1 1 0\n")
+    records = [
+        {
+            "id": f"c{i}",
+            "gt": ["person"],
+            "objects": [{"name": n, "in_domain": n == "dog", "present": p} for n, p in caption],
+        }
+        for i, caption in enumerate(objects, start=1)
+    ]
+    path = write_lines(tmp_path / "objects.jsonl", records)
+    out = tmp_path / "caos.json"
+    argv = ["caos", "--objects", path, "--vectors", vectors, "--frequent", "person,car,chair"]
+    assert main([str(a) for a in [*argv, "--k", "2", "--out", out]]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if ": warning: " in line]
+    assert warnings == [f"halluscope caos: warning: {warning.format(vectors=vectors)}"], err
+    rows = json.loads(out.read_text())["captions"]
+    without = {n for caption in objects for n, _ in caption if n != "dog"}
+    assert {n for row in rows for n in row["missing"]} == without

@@ -19,6 +19,7 @@ from halluscope.commands._args import (
     SETTINGS,
     add,
     check_input_files,
+    check_out_not_input,
 )
 from halluscope.io import InputError, input_error_exit
 
@@ -297,9 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["stage"]:
         return run_stage(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         check_input_files(args)
+        if not args.command.startswith("stage-"):
+            check_out_not_input(args, _subcommands(parser).choices[args.command]._actions)
         dispatch(args)
     except IsADirectoryError as err:
         return input_error_exit(_prog(args), InputError(_directory_message(args, err)))

@@ -57,6 +57,7 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
     moved = moved_keys(config)
     if moved:
         raise ConfigError(moved_message(source, moved), key=moved[0][0])
+    _check_finite(config, source)
     schema = with_benchmark_fragments(json.loads(Path(schema_path).read_text(encoding="utf-8")))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(map(str, e.path)))
@@ -75,6 +76,31 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
             raise ConfigError(f"{source}: key '{where}' is not read here; remove it", key=where)
         raise ConfigError(f"{source}: key '{where}': {err.message}", key=where)
     _check_references(config, source)
+
+
+def _check_finite(node: Any, source: str, path: tuple[str, ...] = ()) -> None:
+    """Refuse a NaN or infinite number anywhere, naming its dotted key.
+
+    Why before the schema: YAML reads ``.nan`` and ``.inf`` as floats, and every JSON-schema
+    bound compares false against NaN, so ``temperature: .nan`` would pass ``minimum: 0`` and
+    reach the jobs (and their cache keys).
+    """
+    import math
+
+    if isinstance(node, float) and not math.isfinite(node):
+        where = _key_path(path)
+        raise ConfigError(
+            f"{source}: key '{where}': {node} is not a finite number; expected a finite number",
+            key=where,
+        )
+    if isinstance(node, Mapping):
+        items: Iterable[tuple[Any, Any]] = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return
+    for key, value in items:
+        _check_finite(value, source, (*path, str(key)))
 
 
 def _allowed_keys(node: Mapping[str, Any], root: Mapping[str, Any]) -> set[str]:
@@ -192,14 +218,13 @@ def restore_hint(
 
 def with_benchmark_fragments(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema plus each packaged benchmark's fragment (:mod:`halluscope.benchmarks`): its
-    ``params.yaml`` section (optional: absent means disabled), its profile and dataset names."""
+    ``params.yaml`` section (optional: absent means disabled) and its dataset names."""
     from halluscope.benchmarks import BENCHMARKS
 
     properties = schema["properties"]
     for benchmark in BENCHMARKS:
         fragment = benchmark.schema()
         properties[benchmark.name] = fragment["section"]
-        properties["profile"]["enum"] += [p for p in fragment.get("profiles", [])]
         dataset = properties["data"]["properties"]["dataset"]
         dataset["enum"] += [d for d in fragment.get("datasets", [])]
     return schema

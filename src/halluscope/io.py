@@ -147,9 +147,14 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def iter_jsonl_numbered(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Like :func:`iter_jsonl`, with each object's 1-based line number (blank lines skipped)."""
+    """Like :func:`iter_jsonl`, with each object's 1-based line number (blank lines skipped).
+
+    Lines end at line feeds only (text mode reads ``\\r\\n`` and ``\\r`` as one): ``str.splitlines``
+    also splits at U+2028, U+0085 and other characters that :func:`dumps` writes raw inside
+    strings, so it would break a record :func:`write_jsonl` wrote and count lines no editor shows.
+    """
     path = Path(path)
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -186,12 +191,51 @@ def read_json_records(path: str | Path) -> list[Any]:
         try:
             obj, index = decoder.raw_decode(text, index)
         except json.JSONDecodeError as err:
-            line = text.count("\n", 0, err.pos) + 1
-            raise InputError(f"{path}:{line}: malformed JSON ({err.msg})") from None
+            raise _malformed_record(path, text, index, err) from None
         if isinstance(obj, list) and not records and index >= len(text.rstrip()):
             return obj
         records.append(obj)
     return records
+
+
+def _malformed_record(path: Path, text: str, start: int, err: json.JSONDecodeError) -> InputError:
+    """The error for the record of ``text`` starting at ``start`` that does not decode.
+
+    Why not the decoder's line alone: a record cut short (a JSONL line truncated after ``"key":``)
+    makes the decoder read on into the next lines, and it fails at the end of the file or where
+    the next record starts, lines after the one at fault (line 5 of a 4-line file). Such an error
+    names the line the record starts on; an error inside a record spread over several lines (a
+    pretty-printed document) names its own line and the record's first.
+    """
+    first = text.count("\n", 0, start) + 1
+    line = text.count("\n", 0, err.pos) + 1
+    if line == first:
+        return InputError(f"{path}:{line}: malformed JSON ({err.msg})")
+    if not text[err.pos :].strip():
+        return InputError(
+            f"{path}:{first}: malformed JSON (the record starting on this line is cut short: "
+            f"{err.msg} at the end of the file)"
+        )
+    line_start = text.rfind("\n", 0, err.pos) + 1
+    line_end = text.find("\n", err.pos)
+    rest = text[line_start : len(text) if line_end < 0 else line_end]
+    if not text[line_start : err.pos].strip() and _is_json_value(rest):
+        return InputError(
+            f"{path}:{first}: malformed JSON (the record starting on this line is cut short: "
+            f"{err.msg} where line {line} starts the next record)"
+        )
+    return InputError(
+        f"{path}:{line}: malformed JSON ({err.msg}, in the record starting on line {first})"
+    )
+
+
+def _is_json_value(text: str) -> bool:
+    """Whether ``text`` is one whole JSON value (a JSONL line by itself)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def read_json(path: str | Path) -> Any:

@@ -116,6 +116,48 @@ def check_input_files(args: argparse.Namespace) -> None:
                 raise InputError(f"{flag}: {path}: file not found")
 
 
+def check_out_not_input(args: argparse.Namespace, actions: Sequence[argparse.Action]) -> None:
+    """Refuse an output flag (``--out``, ``--out-*``) that names one of the command's inputs,
+    naming both flags and paths.
+
+    Why here, for every hand-check command: the atomic writer would replace the input with the
+    result (``halluscope chair --captions c.jsonl --out c.jsonl`` loses the captions). Inputs are
+    the command's other path arguments (``type=Path``) and any other argument whose value names
+    an existing file (``halluscope objects --lexicon FILE``); two paths are the same file when
+    they resolve to it (``./c.jsonl``, a symlink or a hard link to it).
+    """
+    import os
+
+    def values(action: argparse.Action) -> list[Any]:
+        value = getattr(args, action.dest, None)
+        return list(value) if isinstance(value, list | tuple) else [value]
+
+    def flag(action: argparse.Action) -> str:
+        return action.option_strings[-1] if action.option_strings else action.dest.upper()
+
+    outputs = [a for a in actions if a.dest == "out" or a.dest.startswith("out_")]
+    inputs = [a for a in actions if a not in outputs and a.dest != "help"]
+    for out_action in outputs:
+        for out in values(out_action):
+            if out is None or not Path(out).exists():
+                continue
+            for action in inputs:
+                for path in values(action):
+                    if not isinstance(path, str | Path) or (
+                        action.type is not Path and not Path(path).is_file()
+                    ):
+                        continue
+                    try:
+                        same = os.path.samefile(out, path)
+                    except OSError:
+                        continue
+                    if same:
+                        raise InputError(
+                            f"{flag(out_action)} {out} is the input {flag(action)} {path}: "
+                            f"refusing to overwrite an input; give {flag(out_action)} another file"
+                        )
+
+
 def report(command: str, text: str, out: Path | None = None) -> None:
     """A hand-check command's one-line summary of its result on stderr (``-> OUT`` when it wrote
     a file): stdout stays free for what a shell captures."""

@@ -16,7 +16,8 @@ FORMATS = (
     '"caption": str} ("text" is read when there is no "caption"), e.g. the pipeline\'s '
     "results/responses/<profile>/<model>/<instruction>.jsonl",
     '  --gt        JSON {"imid_to_objects": {image_id: [MSCOCO class names]}} (CHAIR\'s export, '
-    "or halluscope coco-gt) or a plain {image_id: [names]}",
+    "or halluscope coco-gt) or a plain {image_id: [names]}; names are read as caption words "
+    "(Person, people -> person), a name outside the vocabulary is an error",
     "  --synonyms  CHAIR synonyms.txt: one line per MSCOCO class, entries separated by "
     '", ", the class name first (optional; default: halluscope\'s own table)',
     '  --out       JSON written: {"overall": {"CHAIRs", "CHAIRi", "recall", "n_captions"}, '
@@ -111,15 +112,15 @@ def run(args: argparse.Namespace) -> None:
     if not captions:
         expected = 'one {"image_id", "caption"} object per line'
         raise no_records("--captions", args.captions, "caption record", expected)
-    gt = load_gt(args.gt)
+    synonyms = read_synonyms(args.synonyms) if args.synonyms else None  # None: builtin table
+    parser = ObjectParser(synonyms, variant=args.variant)
+    gt = load_gt(args.gt, parser)  # GT names read as the captions' objects are
     missing = [image_id for image_id, _ in captions if image_id not in gt]
     if missing:
         raise InputError(
             f"{args.gt}: no ground truth for image id {missing[0]!r} "
             f"({len(missing)} captions without GT)"
         )
-    synonyms = read_synonyms(args.synonyms) if args.synonyms else None  # None: builtin table
-    parser = ObjectParser(synonyms, variant=args.variant)
     result = chair_scores(((i, c, gt[i]) for i, c in captions), parser)
     overall = result["overall"]
     write_result(

@@ -23,7 +23,8 @@ FORMATS = (
     '"caption": str} ("text" is read when there is no "caption"), e.g. the pipeline\'s '
     "results/responses/<profile>/<model>/<instruction>.jsonl",
     '  --gt        JSON {"imid_to_objects": {image_id: [MSCOCO class names]}} (CHAIR\'s export, '
-    "or halluscope coco-gt) or a plain {image_id: [names]} (optional)",
+    "or halluscope coco-gt) or a plain {image_id: [names]} (optional; names are read as caption "
+    "words, Person, people -> person; a name outside the vocabulary is an error)",
     "  --synonyms  CHAIR synonyms.txt (optional; default: halluscope's own table, as the pipeline)",
     "  --lexicon   builtin, or a text file with one out-of-domain noun per line (# comments)",
     '  --out       JSON written: {"settings", "counts", "captions": [{"image_id", "line", '
@@ -128,23 +129,25 @@ def run(args: argparse.Namespace) -> None:
     if not captions:
         expected = 'one {"image_id", "caption"} object per line'
         raise no_records("--captions", args.captions, "caption record", expected)
+    synonyms = "builtin"
+    table = None  # the builtin table
+    if args.synonyms is not None:
+        from halluscope.commands.chair import read_synonyms
+
+        table = read_synonyms(args.synonyms)  # the errors of a bad file name it
+        synonyms = str(args.synonyms)
     gt = None
     if args.gt is not None:
         from halluscope.data.coco import load_gt
+        from halluscope.objects.parser import ObjectParser
 
-        gt = load_gt(args.gt)
+        gt = load_gt(args.gt, ObjectParser(table, variant=args.variant))  # names as captions'
         missing = [(i, line) for i, _, line in captions if i not in gt]
         if missing:
             raise InputError(
                 f"{args.gt}: no ground truth for image id {missing[0][0]!r} "
                 f"({args.captions}:{missing[0][1]}; {len(missing)} captions without GT)"
             )
-    synonyms = "builtin"
-    if args.synonyms is not None:
-        from halluscope.commands.chair import read_synonyms
-
-        read_synonyms(args.synonyms)  # the errors of a bad file name it
-        synonyms = str(args.synonyms)
     lexicon = _lexicon(args.lexicon)
     records = extract_texts(
         [c for _, c, _ in captions], synonyms, args.variant, lexicon, audit=True

@@ -29,6 +29,7 @@ __all__ = [
     "COCO_ZIP_INSTANCES",
     "build_chair_gt",
     "build_chair_gt_document",
+    "gt_class",
     "load_coco_json",
     "load_gt",
     "objects_from_captions",
@@ -208,11 +209,17 @@ def write_gt(path: Path | str, document: Mapping[str, Any]) -> None:
     write_json(path, dict(document))
 
 
-def load_gt(path: Path | str) -> dict[str, list[str]]:
+def load_gt(path: Path | str, parser: Any = None) -> dict[str, list[str]]:
     """Image id (str) -> sorted unique class names, from either GT format.
 
     Accepts ``{"imid_to_objects": {...}, ...}`` (our output and the shared prebuilt files) or a
     plain ``{image_id: [objects]}`` mapping. Errors name the file and the offending key.
+
+    ``parser`` (an :class:`~halluscope.objects.parser.ObjectParser`, for the hand-check commands):
+    each name is read as a caption's object word is (:func:`gt_class`: ``Person`` and ``people``
+    are ``person``), and a name outside the parser's vocabulary is an error naming the image id
+    and the name. Without it the names are kept as written (the pipeline's GT files hold the
+    class names already); on class names the two agree.
     """
     path = Path(path)
     doc = read_json(path)
@@ -223,11 +230,42 @@ def load_gt(path: Path | str) -> dict[str, list[str]]:
     if not isinstance(mapping, dict):
         raise InputError(f"{path}: 'imid_to_objects' must be an object {{image_id: [objects]}}")
     out: dict[str, list[str]] = {}
+    classes: dict[str, str | None] = {}  # name -> its class, each distinct name parsed once
     for key, value in mapping.items():
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InputError(
                 f"{path}: {where} key {key!r}: expected a list of object names (strings), "
                 f"got {json.dumps(value)[:80]}"
             )
+        if parser is not None:
+            for name in value:
+                if name not in classes:
+                    classes[name] = gt_class(parser, name)
+                if classes[name] is None:
+                    raise InputError(
+                        f"{path}: {where} key {key!r}: {name!r} is not an MSCOCO object of the "
+                        "synonym table (neither a class name nor a synonym or plural of one); "
+                        "expected a class name such as 'person' or 'dining table'"
+                    )
+            value = [classes[name] for name in value]
         out[str(key)] = sorted(set(value))
     return out
+
+
+def gt_class(parser: Any, name: str) -> str | None:
+    """The class a ground-truth ``name`` stands for, read as a caption's object word is read by
+    ``parser`` (an :class:`~halluscope.objects.parser.ObjectParser`), else ``None``.
+
+    A class name of the parser's table is itself (so valid names never change); otherwise the
+    lower-cased name is looked up in the synonym table, then parsed as a caption: it must be one
+    mention spanning the whole name (``Dining Tables`` -> ``dining table``; ``red dog`` -> None).
+    """
+    if name in parser.synonyms.values():
+        return name
+    key = " ".join(name.lower().split())
+    if key in parser.synonyms:
+        return parser.synonyms[key]
+    mentions = parser.parse(key)
+    if len(mentions) == 1 and (mentions[0].start, mentions[0].end) == (0, len(key)):
+        return mentions[0].class_name
+    return None

@@ -166,17 +166,12 @@ def parse_caption(rec: dict[str, Any], where: str) -> Caption:
 def read_captions(path: Path) -> list[Caption]:
     """The validated captions of a JSONL file, with their true line numbers (blank lines kept in
     the count); caption ids must be unique."""
-    from halluscope.io import read_jsonl
+    from halluscope.io import iter_jsonl_numbered
 
-    records = read_jsonl(path)  # UTF-8 and JSON syntax errors name the file and line
-    numbers = [
-        n
-        for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if text.strip()
-    ]
     captions: list[Caption] = []
     first_line: dict[str, int] = {}
-    for number, rec in zip(numbers, records, strict=True):
+    # UTF-8 and JSON syntax errors name the file and line
+    for number, rec in iter_jsonl_numbered(path):
         caption = parse_caption(rec, f"{path}:{number}")
         key = json.dumps(caption.id)  # 1 and "1" are different ids
         if key in first_line:
@@ -258,6 +253,19 @@ def _check_finite(values: dict[str, Any], where: str) -> None:
             raise InputError(f"{where}: {key} is {value}; expected a finite number or null")
 
 
+def _hallucinated_without_vector(captions: list[Caption], found: set[str]) -> list[str]:
+    """The hallucinated objects (``present: false`` at a caption's first mention of the name, as
+    the scorer reads it) that have no vector, each once, in input order: the scorer skips them,
+    so a caption with only those has no CAOS value."""
+    out: dict[str, None] = {}
+    for caption in captions:
+        first: dict[str, bool | None] = {}
+        for name, _, present in caption.objects:
+            first.setdefault(name, present)
+        out.update((n, None) for n, present in first.items() if present is False and n not in found)
+    return list(out)
+
+
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
     from halluscope.commands._args import report, score_text, warn
@@ -305,12 +313,25 @@ def run(args: argparse.Namespace) -> None:
         args.out,
         json.dumps(document, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
     )
-    if overall["n_no_hallucination"] == len(captions):
+    unscored = _hallucinated_without_vector(captions, found)
+    if unscored:
+        names = ", ".join(repr(name) for name in unscored)
+        what = "object has" if len(unscored) == 1 else "objects have"
+        scored = ""
+        if overall["n_no_hallucination"] == len(captions):
+            scored = "; no caption has a scored one: every CAOS score is undefined (null)"
+        warn(
+            "caos",
+            f"{len(unscored)} hallucinated {what} no vector in {args.vectors} and no score "
+            f"(listed under 'missing'): {names}{scored}",
+        )
+    elif overall["n_no_hallucination"] == len(captions):
         warn("caos", "no caption has a hallucinated object: every CAOS score is undefined (null)")
+    with_one = "with a scored hallucination" if unscored else "with a hallucination"
     report(
         "caos",
         f"{len(captions)} captions "
-        f"({len(captions) - overall['n_no_hallucination']} with a hallucination), "
+        f"({len(captions) - overall['n_no_hallucination']} {with_one}), "
         f"CAOS_T {score_text(overall['CAOS_T'])}, CAOS_X {score_text(overall['CAOS_X'])}, "
         f"CAOS_K {score_text(overall['CAOS_K'])}, CAOS_avg {score_text(overall['CAOS_avg'])}",
         args.out,

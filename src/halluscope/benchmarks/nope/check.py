@@ -109,6 +109,18 @@ def _lines(path: Path) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
+def _is_json_object(line: str) -> bool:
+    """Whether a text line is a whole JSON object (a JSONL record, not a question)."""
+    import json
+
+    if not line.lstrip().startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
     from halluscope.benchmarks.nope.metric import (
@@ -161,7 +173,16 @@ def run(args: argparse.Namespace) -> None:
 def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
     """The question records to measure and how many ``valid: false`` ones were dropped."""
     if args.questions.suffix == ".txt":
-        return [{args.field: line.strip()} for _, line in _lines(args.questions)], 0
+        lines = _lines(args.questions)
+        for number, line in lines:
+            if _is_json_object(line):
+                raise InputError(
+                    f"{args.questions}:{number}: a JSON object in a .txt questions file (read as "
+                    "one plain-text question per line, so the JSON text itself would be "
+                    f"measured); expected plain text, or name the file .jsonl to read its "
+                    f"{args.field!r} field"
+                )
+        return [{args.field: line.strip()} for _, line in lines], 0
     kept, dropped = [], 0
     for number, record in iter_jsonl_numbered(args.questions):
         text = record.get(args.field)

@@ -242,6 +242,13 @@ def run(args: argparse.Namespace) -> None:
     preds = [parse_answer(t, args.parser) for t in texts]
     scores = pope_scores([q["label"] for q in questions], preds).as_dict()
     write_result(args.out, {**scores, "parser": args.parser})
+    empty = sum(1 for t, p in zip(texts, preds, strict=True) if not t.strip() and p == "yes")
+    if empty:
+        warn(
+            "pope",
+            f"{empty} of {len(texts)} answers are empty: the {args.parser} parser reads them "
+            'as "yes", as the reference evaluation does',
+        )
     labels = sorted({q["label"] for q in questions})
     if len(labels) == 1:
         warn("pope", f"every question of {args.questions} has label {labels[0]!r}: "
