@@ -266,7 +266,8 @@ class Plot:
 #: ``dvc plots show`` / ``dvc plots diff``: the data behind Figures 4 and 6, inside the figures
 #: stage's out folder (DVC allows top-level plots there). The ``series_*`` templates of
 #: ``.dvc/plots/`` draw one series per model x embedder (DVC's own colour only by revision,
-#: file or column, which would join the six series into one line).
+#: file or column, which would join the six series into one line), and leave out a row whose x
+#: or y cell is blank (Figure 6's instructions without CAOS_T): a blank cell is no point, not 0.
 PLOTS: list[Plot] = [
     Plot(
         "caos_ksweep",
