@@ -6,7 +6,7 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 STAMP := $(VENV)/.installed
 # llama.cpp is compiled for one pinned instruction set (x86-64-v3: AVX2, FMA, F16C, no AVX-512),
 # never -march=native: other SIMD kernels round differently and flip greedy near-ties, so a
-# native build on another CPU writes other bytes (README "What reproduces where").
+# native build on another CPU writes other bytes (docs/reproducibility.md).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF -DGGML_SSE42=ON \
     -DGGML_AVX=ON -DGGML_F16C=ON -DGGML_FMA=ON -DGGML_AVX2=ON \
     -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
@@ -60,19 +60,21 @@ install-llama: ## recompile llama-cpp-python with the pinned instruction set
 
 # The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
 # its build test), Java (METEOR 1.5 for NOPE), git (DVC), npm (the plotting libraries of
-# `dvc plots show`), qemu-user (the tests' emulated AMD CPU, tests/test_kernel_pinning.py). Installed when run as root (or with sudo), otherwise named with the one
-# command that installs them.
+# `dvc plots show`), qemu-user (the tests' emulated AMD CPU, tests/test_kernel_pinning.py),
+# chromium (the tests that render pages headless). Installed when run as root (or with sudo),
+# otherwise named with the one command that installs them.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-latex-extra \
     texlive-fonts-recommended
 # Only the packages of the programs that are missing: a machine whose Node.js came from
 # elsewhere keeps its npm (Debian's npm package would replace that Node.js).
-system-deps: ## the Debian packages: pdflatex, Java, git, npm, qemu-user
+system-deps: ## the Debian packages: pdflatex, Java, git, npm, qemu-user, chromium
 	@missing=""; packages=""; \
 	command -v pdflatex >/dev/null || { missing="$$missing pdflatex"; packages="$$packages $(TEX_PACKAGES)"; }; \
 	command -v java >/dev/null || { missing="$$missing java"; packages="$$packages default-jre-headless"; }; \
 	command -v git >/dev/null || { missing="$$missing git"; packages="$$packages git"; }; \
 	command -v npm >/dev/null || { missing="$$missing npm"; packages="$$packages npm"; }; \
 	command -v qemu-x86_64 >/dev/null || { missing="$$missing qemu-x86_64"; packages="$$packages qemu-user"; }; \
+	command -v chromium >/dev/null || { missing="$$missing chromium"; packages="$$packages chromium"; }; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; else \
 	    echo "missing:$$missing; install them with: sudo apt-get install -y$$packages" >&2; exit 1; fi; \
@@ -92,7 +94,7 @@ $(PLOTS_HTML): envs/plots/package.json envs/plots/package-lock.json scripts/writ
 plots-offline: $(PLOTS_HTML) ## the offline page template of `dvc plots show`
 
 # `dvc commit` rewrites dvc.lock with this machine's hashes; scripts/compare_lock.py then says
-# whether they are the committed ones (README "What reproduces where"), naming any that differ.
+# whether they are the committed ones (docs/reproducibility.md), naming any that differ.
 # compileall: every job is a new Python process; with bytecode cached for src/ (pip does it for
 # site-packages) none of the ~200 demo jobs compiles halluscope's modules again, even where
 # PYTHONDONTWRITEBYTECODE is set (it stops writing .pyc files, not reading them).
@@ -116,8 +118,7 @@ test: system-deps $(STAMP) $(PLOTS_HTML) ## set-up command 2: install, run the w
 
 # profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is
-# stopped (tests/test_slurm_cluster.py; 40-47 min on 2 cores shared with other work, and
-# 20 min on the merged code at load 1-2.8, see README). CI runs it after `make test`.
+# stopped (tests/test_slurm_cluster.py; docs/slurm.md). CI runs it after `make test`.
 slurm-test: system-deps $(STAMP) ## the demo through SLURM on a one-node cluster started here
 	scripts/slurm_cluster.sh install
 	$(BIN)/python -m compileall -q src
@@ -133,7 +134,8 @@ SNAKEMAKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
 # Snakemake's message for malformed --configfile YAML has no line: check the profiles first.
 CHECK := $(BIN)/halluscope check-params
 
-# The reproduction report: the demo plus every other profile that has run (see README).
+# The reproduction report: the demo plus every other profile that has run
+# (docs/reproduction-report.md).
 paper: demo ## the reproduction report results/paper/report.pdf
 	$(SNAKEMAKE) results/paper/report.pdf
 	@echo "results/paper/report.pdf"
@@ -147,7 +149,7 @@ profiles: $(STAMP) ## the real-data profiles pope-captions, trihe-gqa, phd-ccs
 	$(SNAKEMAKE) --configfile config/profiles/phd-ccs.yaml -- results/tables/ all
 
 # The paper's LLM-augmented extraction on the first 500 images, beside rule + lexicon on the
-# same images (table llm_comparison; about 45 minutes on 2 cores, see README).
+# same images (table llm_comparison; docs/performance.md).
 llm500: $(STAMP) ## pope-captions with and without the LLM extractor, 500 images
 	$(CHECK) config/profiles/pope-captions-500.yaml config/profiles/pope-captions-llm500.yaml
 	$(SNAKEMAKE) --configfile config/profiles/pope-captions-500.yaml -- results/tables/ all

@@ -129,8 +129,8 @@ def summary(result: LockComparison, rev: str) -> list[str]:
             + ", ".join(result.differing)
         )
         lines.append(
-            "  this machine does not reproduce the committed lock (README 'What reproduces "
-            "where'); `git diff dvc.lock` shows the hashes, `git checkout dvc.lock` restores them"
+            "  this machine does not reproduce the committed lock (docs/reproducibility.md)"
+            "; `git diff dvc.lock` shows the hashes, `git checkout dvc.lock` restores them"
         )
     else:
         lines.append(

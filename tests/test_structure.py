@@ -134,6 +134,8 @@ NAMED_OUTSIDE = {
     "config/profiles/amber-gen.yaml": "its profile",
     "README.md": "docs: the profile list",
     "docs/adding-a-benchmark.md": "docs: the worked example of the how-to",
+    "docs/architecture.md": "docs: the data flow, module table and glossary",
+    "docs/profiles-and-data.md": "docs: the profile list",
     "tests/test_structure.py": "guard: this test",
 }
 GENERATED = {"dvc.yaml", "dvc.lock", "tests/file_seconds.json"}

@@ -60,7 +60,11 @@ def commit_stages(stages: Sequence[str], config: Mapping[str, Any], root: Path) 
     """
     if not stages:
         return False
-    reason = skip_reason(config, root)
+    try:
+        reason = skip_reason(config, root)
+    except Exception as error:  # the run's outputs stand; only the lock is not updated
+        print(f"dvc.lock not updated: {type(error).__name__}: {error}", file=sys.stderr)
+        return False
     if reason == "override":
         print(
             "dvc.lock not updated: this run's params differ from params.yaml (--config or "

@@ -31,8 +31,8 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``tests/``: its tests (collected by pytest with the suite).
 
 CAOS's folder also holds the rules of its caption pipeline (generate, extract, oracle, embed),
-whose stage code is in :mod:`halluscope.stages`; the data stage and the rules that
-collect every benchmark's tables and figures stay outside. See docs/layout.md.
+whose stage code is in ``benchmarks/caos/captions/``; the data stage and the rules that
+collect every benchmark's tables and figures stay outside. See docs/architecture.md.
 """
 
 from __future__ import annotations

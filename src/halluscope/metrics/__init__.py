@@ -1,1 +1,1 @@
-"""Hallucination metrics: CHAIR (chair.py) and CAOS (caos.py)."""
+"""CHAIR (chair.py); every other metric is in its benchmark's folder (benchmarks/<name>/metric.py)."""

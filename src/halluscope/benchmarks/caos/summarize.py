@@ -181,8 +181,8 @@ def run(
                 groups[(*key, "table1")].append(row)
         obj_path = Path(str(path).replace(".captions.csv", ".objects.csv"))
         rows = read_csv(obj_path)
-        if rows:
-            object_header = object_header or list(rows[0])
+        if object_header is None:  # from the first file, rows or not: a run with no
+            object_header = csv_header(obj_path)  # hallucination still has the columns
         object_rows.extend(rows)
     pope_f1 = pope_f1_by_model(pope_files or [])
     summary = [
@@ -197,3 +197,11 @@ def run(
     ]
     write_csv(out_summary, SUMMARY_COLUMNS, summary)
     write_csv(out_objects, object_header or ["model"], object_rows)
+
+
+def csv_header(path: Path) -> list[str] | None:
+    """The column names of a CSV file (its first line), or None for an empty file."""
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as handle:
+        return next(csv.reader(handle), None)
