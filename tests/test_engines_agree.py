@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from pipeline_helpers import GIT, ROOT, add_build, env, planned_jobs, run, snakemake
+from pipeline_helpers import GIT, ROOT, add_build, copy_tree, env, planned_jobs, run, snakemake
 from test_replication import digests, fresh_clone
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -82,6 +82,21 @@ def test_snakemake_build_reproduces_the_committed_lock(demo_build: Path, tmp_pat
     assert planned_jobs(root) == {}
 
 
+def test_dvc_agrees_after_a_plain_snakemake_run(demo_build: Path, tmp_path: Path) -> None:
+    """A user's clone has no DVC cache: after the README's `snakemake --cores 2` (here it has one
+    table left to build), `dvc status` is clean and `dvc repro` runs no stage, with no `dvc
+    commit` typed in between (the Snakefile records the run, halluscope.dvc_lock)."""
+    root = _clone_with_build(demo_build, tmp_path / "plain")
+    assert not (root / ".dvc" / "cache").exists()
+    (root / "results/tables/demo/caos_table1.csv").unlink()
+    proc = snakemake(root, "--cores", "2")
+    assert "dvc.lock: recorded 12 DVC stages" in proc.stderr, proc.stderr[-3000:]
+    status = run(["dvc", "status", "--json"], root)
+    assert status.stdout.strip() in ("{}", ""), status.stdout[:3000]
+    assert _stages_run(run(["dvc", "repro"], root).stdout) == set()
+    assert run(["git", "status", "--porcelain"], root).stdout == ""  # the committed lock
+
+
 def test_dvc_repro_leaves_snakemake_nothing_to_do(demo_build: Path, tmp_path: Path) -> None:
     root = _clone_with_build(demo_build, tmp_path / "b")
     run(["dvc", "commit", "--force", "--quiet"], root)
@@ -128,6 +143,7 @@ def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(
     assert "k: 5" in (root / "params.yaml").read_text(encoding="utf-8")
     k5 = _checked(digests(root))
     assert k5 != k3
+    _readme_way_back(root, tmp_path / "way-back", k3)
     run(["git", "checkout", "params.yaml"], root)
     snakemake(root, "--cores", "2", "results/tables/", "all")
     assert _checked(digests(root)) == k3
@@ -142,6 +158,27 @@ def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(
     setting = (root / "results/tables/demo/caos_setting.tex").read_text(encoding="utf-8")
     assert "top-3" in setting
     assert planned_jobs(root, "results/tables/", "all") == {}
+
+
+def readme_way_back() -> list[list[str]]:
+    """The README's commands back to the committed baseline after an experiment."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("Back to the committed baseline after an experiment", 1)[1]
+    line = section.split("```bash\n", 1)[1].split("```", 1)[0].strip()
+    return [command.split() for command in line.split(" && ")]
+
+
+def _readme_way_back(experiment: Path, dest: Path, baseline: dict[str, str]) -> None:
+    """In a copy of the workspace an experiment left: the README's way back ends with git and
+    DVC clean, the baseline's bytes, and nothing for either engine to run."""
+    copy_tree(experiment, dest)
+    for command in readme_way_back():
+        run(command, dest)
+    assert run(["git", "status", "--porcelain"], dest).stdout == ""
+    status = run(["dvc", "status", "--json"], dest)
+    assert status.stdout.strip() in ("{}", ""), status.stdout[:3000]
+    assert _checked(digests(dest)) == baseline
+    assert planned_jobs(dest, "results/tables/", "all") == {}
 
 
 def test_replaced_output_without_rerun_incomplete_stops_naming_it(
