@@ -79,7 +79,7 @@ def test_headline_picks_the_named_cells_per_model() -> None:
         "caos_table2": [_row("m/a", "glove", "CAOS_avg", "0.9")],
         "nope_table": [
             _row("m/a", "", "NegP questions (A_NegP) / Acc.", "0.1"),
-            _row("m/a", "", "NegP questions (A_NegP) / NegP Acc.", "0.3"),
+            _row("m/a", "", "NegP questions (A_NegP) / NegP Acc.", "30.0"),  # percent
             _row("b", "", "Other questions (A_NegP) / NegP Acc.", "0.2"),
         ],
         # the first judge and the first mode of a table are its headline
@@ -103,7 +103,8 @@ def test_headline_picks_the_named_cells_per_model() -> None:
             "POPE_F1": 0.8,
             "NOPE_NegP": 0.3,
         },
-        "b": {"TriHE_HalluI": 27.5, "PhD_iac": 0.75},
+        # percentages in the tables, fractions in the headline: one unit for every number
+        "b": {"TriHE_HalluI": 0.275, "PhD_iac": 0.75},
     }
     assert model_filename("m/a") == "m_a.json"
     assert model_filename("sim-precise") == "sim-precise.json"

@@ -62,9 +62,8 @@ def _rows(numbers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str,
 
 
 def _numbers(values: list[float]) -> list[str]:
-    """One format per row: 3 decimals for rates, 1 for percentages (any value of 10 or more)."""
-    digits = 1 if any(abs(v) >= 10 for v in values) else 3
-    return [f"{v:.{digits}f}" for v in values]
+    """3 decimals: every headline number is a fraction (halluscope.report.headline)."""
+    return [f"{v:.3f}" for v in values]
 
 
 def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bool = True) -> str:

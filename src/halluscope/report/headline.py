@@ -1,6 +1,6 @@
 """The headline metrics: per model, the few numbers a reader compares first (CHAIR_S, CAOS_avg
 per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, and those a benchmark
-folder declares in its ``headlines.py``).
+folder declares in its ``headlines.py``), every one a fraction in [0, 1].
 
 They are picked from the tables' CSV twins, never computed again, and written one small JSON per
 model (``metrics/<profile>/<model>.json``, kept in git beside ``results/``): DVC shows one row per
@@ -28,6 +28,9 @@ class Headline:
     pattern: str
     #: one value per embedder (CAOS): ``{name: {embedder: value}}``, shown as ``name.embedder``
     per_embedding: bool = False
+    #: the table prints a percentage (as its paper does); the headline is its fraction, so that
+    #: every headline number is a fraction in [0, 1] beside the others
+    percent: bool = False
 
 
 #: A table or metric a profile does not produce is left out of its files.
@@ -35,9 +38,9 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("CHAIR_S", "caos_table1", r"CHAIR_S"),
     Headline("CAOS_avg", "caos_table1", r"CAOS_avg", per_embedding=True),
     Headline("POPE_F1", "caos_table1", r"POPE-F1"),
-    Headline("NOPE_NegP", "nope_table", r"NegP questions\b.* / NegP Acc\."),
+    Headline("NOPE_NegP", "nope_table", r"NegP questions\b.* / NegP Acc\.", percent=True),
     # the table's first judge is its main one (trihe.judges)
-    Headline("TriHE_HalluI", "trihe_table", r".* / Overall / Hallu_I\b.*"),
+    Headline("TriHE_HalluI", "trihe_table", r".* / Overall / Hallu_I\b.*", percent=True),
     # the table's first mode (the demo's base; a profile of one mode, that mode)
     Headline("PhD_{}", "phd_table", r"(\w+)\b[^/]* / All"),
 )
@@ -67,7 +70,7 @@ def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[
             if row["value"] == "":
                 continue
             name = head.name.format(*match.groups())
-            value = round(float(row["value"]), 6)
+            value = round(float(row["value"]) / (100 if head.percent else 1), 6)
             node = out.setdefault(row["model"], {})
             if head.per_embedding:
                 node.setdefault(name, {})[row["embedding"]] = value
