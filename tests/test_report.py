@@ -184,9 +184,14 @@ def test_table1_published_columns_and_twin(score_files: tuple[Path, Path]) -> No
     assert by_key[("llava", "", "precision")]["published"] == 0.85
     assert by_key[("mplug-owl", "glove", "CAOS_X/K")]["published"] == 0.80
     assert by_key[("llava", "", "precision")]["value"] == pytest.approx(0.81)
-    lines = twin_csv(records).splitlines()
-    assert lines[0] == "model,embedding,metric,value,published"
-    assert "llava,,precision,0.810000,0.850000" in lines
+    from halluscope.benchmarks.caos.tables import with_k_setting
+
+    lines = twin_csv(with_k_setting(records, 5)).splitlines()
+    assert lines[0] == "model,embedding,metric,value,published,setting"
+    assert "llava,,precision,0.810000,0.850000," in lines  # no setting: k does not move it
+    k_rows = [line for line in lines if ",CAOS_K," in line or ",CAOS_X/K," in line]
+    assert k_rows and all(line.endswith(",k=5") for line in k_rows)
+    assert all(not line.endswith("k=5") for line in lines if ",CAOS_T," in line)
 
 
 def test_tables_not_simulated(score_files: tuple[Path, Path]) -> None:

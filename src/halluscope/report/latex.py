@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-#: CSV twin columns (long format), one row per table cell.
-TWIN_COLUMNS: tuple[str, ...] = ("model", "embedding", "metric", "value", "published")
+#: CSV twin columns (long format), one row per table cell. ``embedding`` names the embedder a
+#: cell depends on, ``setting`` the other settings it depends on (``k=5`` for CAOS_K), so that
+#: a twin read without its LaTeX table still says what its numbers are.
+TWIN_COLUMNS: tuple[str, ...] = ("model", "embedding", "metric", "value", "published", "setting")
 
 
 _LATEX_SPECIALS: dict[str, str] = {
@@ -38,13 +40,14 @@ def _cell(value: float | None) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def twin_record(model, embedding, metric, value, published=None) -> dict:
+def twin_record(model, embedding, metric, value, published=None, setting="") -> dict:
     return {
         "model": model,
         "embedding": embedding,
         "metric": metric,
         "value": _cell(value),
         "published": _cell(published),
+        "setting": setting,
     }
 
 
@@ -57,7 +60,7 @@ def twin_csv(records: Sequence[Mapping]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(TWIN_COLUMNS)
     for r in records:
-        writer.writerow(["" if r[c] is None else _format(r[c]) for c in TWIN_COLUMNS])
+        writer.writerow(["" if r.get(c) is None else _format(r[c]) for c in TWIN_COLUMNS])
     return buffer.getvalue()
 
 

@@ -111,6 +111,7 @@ class ComparisonSettings(StageSettings):
     run: str
     baseline: str
     n_images: str
+    k: int = 3
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> ComparisonSettings:
@@ -122,6 +123,7 @@ class ComparisonSettings(StageSettings):
             config["profile"],
             str(tables.get("compare_with")),
             str(config["data"].get("limit") or "all"),
+            config["caos"]["k"],
         )
 
 
@@ -194,7 +196,7 @@ def figure(
 
 def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
     """CAOS Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin
-    (long format: model, embedding, metric, value, published)."""
+    (long format: model, embedding, metric, value, published, setting)."""
     from halluscope.benchmarks.caos.tables import (
         PUBLISHED_TABLE1,
         PUBLISHED_TABLE2,
@@ -204,6 +206,7 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
         table1_records,
         table2_latex,
         table2_records,
+        with_k_setting,
     )
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
@@ -228,7 +231,7 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
             label=f"tab:{settings.run}:caos-table1",
         ),
     )  # fmt: skip
-    atomic_write_text(out / "caos_table1.csv", twin_csv(records1))
+    atomic_write_text(out / "caos_table1.csv", twin_csv(with_k_setting(records1, settings.k)))
     atomic_write_text(
         out / "caos_table2.tex",
         table2_latex(
@@ -242,9 +245,8 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
             label=f"tab:{settings.run}:caos-table2",
         ),  # fmt: skip
     )
-    atomic_write_text(
-        out / "caos_table2.csv", twin_csv(table2_records(summary, models, embedders, pub2)[0])
-    )
+    records2 = table2_records(summary, models, embedders, pub2)[0]
+    atomic_write_text(out / "caos_table2.csv", twin_csv(with_k_setting(records2, settings.k)))
     ratios = ratio_records(summary, models, embedders)
     atomic_write_text(
         out / "caos_ratios.tex",
@@ -258,7 +260,7 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
             label=f"tab:{settings.run}:caos-ratios",
         ),  # fmt: skip
     )
-    atomic_write_text(out / "caos_ratios.csv", twin_csv(ratios))
+    atomic_write_text(out / "caos_ratios.csv", twin_csv(with_k_setting(ratios, settings.k)))
     atomic_write_text(
         out / "caos_setting.tex", setting_note(settings.setting, summary, sim, counts)
     )
@@ -294,6 +296,7 @@ def sensitivity(
 ) -> None:
     """The CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
     from halluscope.benchmarks.caos.sensitivity import sensitivity_latex, sensitivity_records
+    from halluscope.benchmarks.caos.tables import with_k_setting
     from halluscope.embeddings import load_vectors
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
@@ -324,7 +327,7 @@ def sensitivity(
             label=f"tab:{settings.run}:caos-sensitivity",
         ),
     )
-    atomic_write_text(out / "caos_sensitivity.csv", twin_csv(records))
+    atomic_write_text(out / "caos_sensitivity.csv", twin_csv(with_k_setting(records, settings.k)))
 
 
 def _tt(text: object) -> str:
@@ -503,6 +506,7 @@ def llm_comparison(
         comparison_records,
         llm_added,
     )
+    from halluscope.benchmarks.caos.tables import with_k_setting
     from halluscope.report.latex import twin_csv
 
     objects: dict[str, list[Path]] = {}
@@ -525,4 +529,4 @@ def llm_comparison(
         n_images=settings.n_images,
     )
     atomic_write_text(Path(out), latex)
-    atomic_write_text(Path(out).with_suffix(".csv"), twin_csv(records))
+    atomic_write_text(Path(out).with_suffix(".csv"), twin_csv(with_k_setting(records, settings.k)))

@@ -408,6 +408,7 @@ def run(
     instruction -> file)."""
     from halluscope.benchmarks.caos.k_order import frequent_objects
     from halluscope.benchmarks.caos.published import PUBLISHED_TABLE1
+    from halluscope.benchmarks.caos.tables import with_k_setting
     from halluscope.embeddings import load_vectors
     from halluscope.io import InputError, atomic_write_text
     from halluscope.report.latex import twin_csv
@@ -438,4 +439,4 @@ def run(
         rate_latex(records, settings.models, settings.decimals, settings.k, label=label)
         + agreement_latex(table1, records, settings.decimals, label + "-agreement"),
     )
-    atomic_write_text(out / "caos_sensitivity_p.csv", twin_csv(records))
+    atomic_write_text(out / "caos_sensitivity_p.csv", twin_csv(with_k_setting(records, settings.k)))

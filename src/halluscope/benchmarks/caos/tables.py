@@ -51,6 +51,18 @@ BOUND_SUFFIXES: dict[str, str] = {
 }
 
 #: Metric names of the CAOS columns, as the paper prints them.
+#: the CAOS metrics that depend on K (the top-k frequent objects): their twin rows name k
+K_METRICS: tuple[str, ...] = ("CAOS_K", "CAOS_X/K", "CAOS_avg")
+
+
+def with_k_setting(records: Sequence[dict], k: int) -> list[dict]:
+    """The records with ``setting`` = ``k=<k>`` on every cell that depends on K (the twin's
+    reader then knows the k the LaTeX table names in its header)."""
+    return [
+        {**r, "setting": f"k={k}"} if str(r["metric"]).startswith(K_METRICS) else r for r in records
+    ]
+
+
 CAOS_METRIC: dict[str, str] = {
     "CAOS_T": "CAOS_T",
     "CAOS_X": "CAOS_X",
