@@ -6,11 +6,15 @@ real hosts, so the tests are offline and exercise resume and failure paths deter
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import http.server
 import json
 import re
+import socket
 import threading
+import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +27,7 @@ from halluscope.data.fetch import (
     ChecksumError,
     DataError,
     MissingDataError,
+    UnreachableError,
     digest_file,
     resolve,
     resolve_many,
@@ -296,6 +301,107 @@ def test_missing_files_are_all_listed(server: FileServer, dirs: dict[str, Path])
     assert "build it with X" in message
     assert [s.path for s, _ in info.value.missing] == list(sources)
     assert server.requests == []
+
+
+def closed_port() -> int:
+    """A local port with nothing listening (bound for a moment to pick it, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """No data anywhere: ``$HALLUSCOPE_DATA_MIRROR`` names an empty folder (so ../shared/data is
+    not read either), an empty download cache and lock, no proxy between us and the URL."""
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    places = {name: tmp_path / name for name in ("mirror", "cache")}
+    places["mirror"].mkdir()
+    places["lock"] = empty_lock(tmp_path / "lock.json")
+    monkeypatch.setenv("HALLUSCOPE_DATA_MIRROR", str(places["mirror"]))
+    monkeypatch.setenv("HALLUSCOPE_DATA_CACHE", str(places["cache"]))
+    monkeypatch.setenv("HALLUSCOPE_CHECKSUM_LOCK", str(places["lock"]))
+    return places
+
+
+def assert_unreachable_line(message: str, rel: str, url: str, offline: dict[str, Path]) -> None:
+    """One line naming the file, both ways to a mirror, the cache and the URL."""
+    assert "\n" not in message.strip(), message
+    for part in (rel, "../shared/data", "HALLUSCOPE_DATA_MIRROR", url, str(offline["cache"])):
+        assert part in message, (part, message)
+    assert str(offline["mirror"] / rel) in message  # where to copy it
+
+
+def test_unreachable_url_fails_at_once_naming_the_mirror(
+    offline: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Guards offline runs: a public file in neither the mirror nor the cache, whose URL refuses
+    the connection, fails within seconds (no retries with backoff) in one line that names the
+    file, ../shared/data, $HALLUSCOPE_DATA_MIRROR, the cache and the URL."""
+    url = f"http://127.0.0.1:{closed_port()}/a.bin"
+    sources = {"x/a.bin": make_source("x/a.bin", url, PAYLOAD)}
+    start = time.monotonic()
+    with pytest.raises(UnreachableError) as info:
+        resolve("x/a.bin", sources=sources, progress=False)  # default backoff and retries
+    assert time.monotonic() - start < 5
+    assert_unreachable_line(str(info.value), "x/a.bin", url, offline)
+    assert "connection refused" in str(info.value)
+    assert "retrying" not in capsys.readouterr().err
+
+
+def test_cli_fetch_offline_is_one_line(
+    offline: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same through ``halluscope fetch`` with a registered file: exit 2, one error line."""
+    rel = "chair/synonyms.txt"
+    url = f"http://127.0.0.1:{closed_port()}/synonyms.txt"
+    monkeypatch.setitem(SOURCES, rel, dataclasses.replace(SOURCES[rel], url=url))
+    start = time.monotonic()
+    assert main(["fetch", "--quiet", rel]) == 2
+    assert time.monotonic() - start < 5
+    err = capsys.readouterr().err
+    assert err.startswith("halluscope fetch: error: ") and err.count("\n") == 1, err
+    assert_unreachable_line(err, rel, url, offline)
+
+
+def test_failed_name_lookup_is_not_retried(
+    offline: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No DNS (the usual offline case) is one attempt, like a refused connection."""
+    calls = []
+
+    def no_dns(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise urllib.error.URLError(socket.gaierror(-3, "Temporary failure in name resolution"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_dns)
+    url = "https://data.example.invalid/a.bin"
+    sources = {"x/a.bin": make_source("x/a.bin", url, PAYLOAD)}
+    with pytest.raises(UnreachableError) as info:
+        resolve("x/a.bin", sources=sources, progress=False, backoff=30.0)
+    assert len(calls) == 1
+    assert "name lookup failed: Temporary failure in name resolution" in str(info.value)
+    assert_unreachable_line(str(info.value), "x/a.bin", url, offline)
+
+
+def test_reset_while_sending_is_retried(
+    server: FileServer, dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection dropped while the request is sent is transient: retried, then downloaded."""
+    server.files["a.bin"] = PAYLOAD
+    real, calls = urllib.request.urlopen, []
+
+    def reset_once(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        if len(calls) == 1:
+            raise urllib.error.URLError(ConnectionResetError(104, "Connection reset by peer"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(urllib.request, "urlopen", reset_once)
+    sources = {"x/a.bin": make_source("x/a.bin", server.url("a.bin"), PAYLOAD)}
+    assert fetch("x/a.bin", sources, dirs).read_bytes() == PAYLOAD
+    assert len(calls) == 2
 
 
 def test_unknown_file_is_an_error(dirs: dict[str, Path]) -> None:

@@ -1,6 +1,7 @@
 """Response-cache lookups and ``openai`` backend overhead (targets: > 50,000 lookups/s, < 5 ms).
 
 Usage: python timings/bench_backends.py [--entries 2000] [--lookups 100000] [--requests 2000]
+       python timings/bench_backends.py --smoke   (50 entries, 500 lookups, 16 requests: seconds)
 
 1. Cache: ``--entries`` answers are stored in a temporary ``ResponseCache`` (not timed), then
    ``ResponseCache.get`` is timed on ``--lookups`` existing keys (all hits, OS file cache warm).
@@ -8,8 +9,9 @@ Usage: python timings/bench_backends.py [--entries 2000] [--lookups 100000] [--r
 2. ``openai`` backend: a trivial HTTP server in a subprocess answers every chat completion
    instantly with a fixed body. ``--requests`` text requests go through
    ``OpenAIChatBackend.generate`` in batches of 8, one in flight, and, as the baseline, the same
-   JSON bodies are POSTed with a bare ``httpx2.AsyncClient`` over one keep-alive connection. The
-   backend's own overhead per request = backend time - baseline time (both per request).
+   JSON bodies (``openai_wire.chat_body``, what the backend sends) are POSTed with a bare
+   ``httpx2.AsyncClient`` over one keep-alive connection. The backend's own overhead per
+   request = backend time - baseline time (both per request).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from halluscope.models import Request, Response, ResponseCache, cache_key, user_message
 from halluscope.models.cache import key_payload
 from halluscope.models.openai_backend import OpenAIChatBackend
+from halluscope.models.openai_wire import chat_body
 
 BODY = json.dumps(
     {
@@ -161,7 +164,7 @@ def bench_openai(n: int) -> None:
             answers = backend.generate(requests[i : i + 8])
             assert answers[0].text == "A cat sitting on a mat."
         per_backend = (time.perf_counter() - start) / n
-        bodies = [backend._body(r) for r in requests]
+        bodies = [chat_body(r, backend.model, backend.json_schema) for r in requests]
         backend.close()
 
         async def baseline() -> float:
@@ -204,7 +207,12 @@ def main() -> None:
     parser.add_argument("--lookups", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke", action="store_true", help="a few seconds: 50 entries, 500 lookups, 16 requests"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.entries, args.lookups, args.requests = 50, 500, 16
     if args.serve:
         serve(args.serve)
         return

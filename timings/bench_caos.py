@@ -1,7 +1,8 @@
 """CAOS scoring throughput on synthetic captions (target: > 20,000 captions/s per embedder).
 
-Usage: python timings/bench_caos.py [--captions 100000] [--embedders glove,minilm]
+Usage: python timings/bench_caos.py [--captions 100000] [--embedders glove,minilm] [--smoke]
 Vectors are loaded first (not timed); then every caption is scored with Algorithm 1.
+``--smoke``: 200 captions with GloVe (seconds; MiniLM's loading alone takes longer).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--captions", type=int, default=100_000)
     parser.add_argument("--embedders", default="glove,minilm")
+    parser.add_argument("--smoke", action="store_true", help="200 captions, GloVe only")
     args = parser.parse_args()
+    if args.smoke:
+        args.captions, args.embedders = 200, "glove"
     captions = synthetic_captions(args.captions)
     for name in args.embedders.split(","):
         embedder = load_embedder(name, SPECS[name])

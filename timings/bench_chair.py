@@ -3,12 +3,21 @@
 Target: under 10 seconds on 2 cores (parsing + scoring, reading the files included). Needs the
 caption files and the CHAIR GT (mirror ../shared/data or the download cache).
 
-Usage: python timings/bench_chair.py
+Usage: python timings/bench_chair.py [--smoke]
+
+``--smoke`` (seconds, no mirror needed): the same reading and scoring over a hand-made stand-in
+of those eleven files, written to a temporary folder: the demo's annotated images
+(``data/demo/annotations.yaml``), their caption once per caption file and their MSCOCO objects
+as the GT.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import tempfile
 import time
+from pathlib import Path
 
 from halluscope.data.coco import load_gt
 from halluscope.data.fetch import resolve
@@ -16,12 +25,48 @@ from halluscope.io import read_json_records
 from halluscope.metrics.chair import chair_scores
 from halluscope.objects.parser import ObjectParser
 
+ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["instructblip", "llava", "minigpt-4", "mmgpt", "mplug"]
+GT = "coco/chair_gt_objects_pattern.json"
+CAPTIONS = [f"pope/captions/Instruction{i}_{m}.json" for i in (1, 2) for m in MODELS]
+
+
+def smoke_inputs(folder: Path) -> None:
+    """Write the stand-in files under ``folder`` at the mirror's relative paths (the caption
+    files as POPE ships them: concatenated JSON records, one per image)."""
+    import yaml
+
+    demo = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
+    images = demo["images"]
+    (folder / GT).parent.mkdir(parents=True)
+    gt = {"imid_to_objects": {rec["id"]: rec["coco"] for rec in images}}
+    (folder / GT).write_text(json.dumps(gt), encoding="utf-8")
+    (folder / CAPTIONS[0]).parent.mkdir(parents=True)
+    for rel in CAPTIONS:
+        records = [
+            {"question_id": n, "image_id": rec["id"], "text": " ".join(rec["caption"].split())}
+            for n, rec in enumerate(images)
+        ]
+        text = "\n".join(json.dumps(r, indent=4) for r in records) + "\n"
+        (folder / rel).write_text(text, encoding="utf-8")
 
 
 def main() -> None:
-    gt = load_gt(resolve("coco/chair_gt_objects_pattern.json"))
-    files = [resolve(f"pope/captions/Instruction{i}_{m}.json") for i in (1, 2) for m in MODELS]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="hand-made demo input (seconds)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-chair-") as tmp:
+        if args.smoke:
+            smoke_inputs(Path(tmp))
+            gt_path, files = Path(tmp) / GT, [Path(tmp) / rel for rel in CAPTIONS]
+        else:
+            gt_path, files = resolve(GT), [resolve(rel) for rel in CAPTIONS]
+        bench(gt_path, files)
+
+
+def bench(gt_path: Path, files: list[Path]) -> None:
+    """Time reading ``files`` and scoring CHAIR against the GT of ``gt_path``, and print it."""
+    gt = load_gt(gt_path)
     start = time.perf_counter()
     records = []
     for path in files:

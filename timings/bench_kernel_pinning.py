@@ -1,6 +1,7 @@
 """What pinning the CPU kernels costs (halluscope.determinism): MiniLM and the LLM extraction.
 
 Usage: python timings/bench_kernel_pinning.py [--names 3000] [--repeats 3] [--captions 12]
+       python timings/bench_kernel_pinning.py --smoke   (80 names, 1 repeat, 1 caption: ~20 s CPU)
 
 1. MiniLM: ``--names`` object names (real MSCOCO and demo names, then numbered variants) are
    embedded in a new process per run, pinned (ATen AVX2, MKL's strict CNR on its COMPATIBLE
@@ -86,7 +87,10 @@ def main() -> None:
     parser.add_argument("--names", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--captions", type=int, default=12)
+    parser.add_argument("--smoke", action="store_true", help="80 names, 1 repeat, 1 caption")
     args = parser.parse_args()
+    if args.smoke:
+        args.names, args.repeats, args.captions = 80, 1, 1
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "names.json"
         path.write_text(json.dumps(names(args.names)), encoding="utf-8")

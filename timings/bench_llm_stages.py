@@ -17,7 +17,11 @@ Times include model loading (and worker start-up). The last line printed is one 
 "added_objects_same"}`` (``added_objects_same``: captions whose object list after the tally
 equals the baseline's). ``--baseline-only`` runs the baseline alone.
 
-Run: ``python timings/bench_llm_stages.py [--workers 2] [--baseline-only]``
+Run: ``python timings/bench_llm_stages.py [--workers 2] [--baseline-only] [--smoke]``
+
+``--smoke`` (no data mirror needed; about 20 s of CPU, mostly model loading): the same two
+runs on the captions of the first two demo images (``data/demo/annotations.yaml``), one per
+worker.
 """
 
 from __future__ import annotations
@@ -62,6 +66,14 @@ def captions(per_file: int = 4) -> list[str]:
             out.append(str(record["text"]))
             got += 1
     return out
+
+
+def demo_captions(n: int) -> list[str]:
+    """The captions of the first ``n`` demo images (the smoke run's input)."""
+    import yaml
+
+    demo = yaml.safe_load((ROOT / "data/demo/annotations.yaml").read_text(encoding="utf-8"))
+    return [" ".join(rec["caption"].split()) for rec in demo["images"][:n]]
 
 
 def load_config(profile: Path | None) -> dict[str, Any]:
@@ -144,8 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--per-file", type=int, default=4)
     parser.add_argument("--baseline-only", action="store_true")
+    parser.add_argument(
+        "--smoke", action="store_true", help="two demo captions instead of the POPE captions"
+    )
     args = parser.parse_args(argv)
-    texts = captions(args.per_file)
+    texts = demo_captions(2) if args.smoke else captions(args.per_file)
     base_config = baseline_config()
     base_s, base_records = timed(base_config, texts, 1)
     result: dict[str, Any] = {
@@ -169,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 a["objects"] == b["objects"] for a, b in zip(records, base_records, strict=True)
             ),
             settings={
-                "llm": settings(config)["params"],
-                "grammar": settings(config).get("grammar"),
+                "llm": dict(settings(config).params),
+                "grammar": settings(config).grammar,
                 "weights": spec.get("weights", "shipped"),
                 "workers": args.workers,
             },

@@ -4,11 +4,15 @@ Each profile runs from scratch in its own temporary copy of the project (raw fil
 ``../shared/data`` or ``$HALLUSCOPE_DATA_MIRROR``), as ``snakemake --cores 2 results/tables/
 all`` under ``/usr/bin/time -v`` when available (peak RSS of the largest process).
 
-Usage: python timings/bench_profiles.py [profile ...]
+Usage: python timings/bench_profiles.py [profile ...] [--smoke]
+
+``--smoke`` (seconds, no data mirror needed): the same measurement of the demo's data stage alone
+(``params.yaml`` without a profile, target ``results/data/demo/items.jsonl``).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -21,13 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from pipeline_helpers import ROOT, copy_project, run  # noqa: E402
 
 PROFILES = ("trihe-gqa", "phd-ccs")
+TARGETS = ("results/tables/", "all")
 
 
-def bench(profile: str) -> None:
+def bench(profile: str, targets: tuple[str, ...] = TARGETS) -> None:
+    """Build ``targets`` of ``profile`` (``demo``: params.yaml alone) from scratch, timed."""
     with tempfile.TemporaryDirectory() as tmp:
         root = copy_project(Path(tmp) / "halluscope")
         cmd = [sys.executable, "-m", "snakemake", "--cores", "2"]
-        cmd += ["--configfile", f"config/profiles/{profile}.yaml", "--", "results/tables/", "all"]
+        if profile != "demo":
+            cmd += ["--configfile", f"config/profiles/{profile}.yaml"]
+        cmd += ["--", *targets]
         timer = shutil.which("time") or (
             "/usr/bin/time" if Path("/usr/bin/time").exists() else None
         )
@@ -38,12 +46,20 @@ def bench(profile: str) -> None:
         wall = time.perf_counter() - t
         peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
         memory = f", peak RSS {int(peak.group(1)) / 1024:.0f} MB" if peak else ""
-        print(f"{profile}: {wall:.1f} s from scratch{memory}")
+        what = "" if targets == TARGETS else f" ({' '.join(targets)})"
+        print(f"{profile}{what}: {wall:.1f} s from scratch{memory}")
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("profiles", nargs="*", help=f"default: {' '.join(PROFILES)}")
+    parser.add_argument("--smoke", action="store_true", help="the demo's data stage alone")
+    args = parser.parse_args()
     os.environ.setdefault("HALLUSCOPE_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
-    for profile in sys.argv[1:] or PROFILES:
+    if args.smoke:
+        bench("demo", ("results/data/demo/items.jsonl",))
+        return
+    for profile in args.profiles or PROFILES:
         bench(profile)
 
 

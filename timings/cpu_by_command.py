@@ -1,6 +1,7 @@
 """Where the test suite's CPU goes, per kind of command (on demand, not part of `make test`).
 
 Usage: python timings/cpu_by_command.py [PYTEST ARGS...]   (default: -m slow)
+       python timings/cpu_by_command.py --smoke   (seconds: one tiny test file of its own)
 
 Why: `make test` is CPU-bound on 2 cores (both pytest-xdist workers busy to the end), so only less
 CPU work shortens it, and most of that work runs in subprocesses (Snakemake jobs, DVC, the stage
@@ -12,6 +13,9 @@ to a log when it exits, then sums the log per command kind: ``halluscope stage N
 processes, e.g. the emulated CPU), the pytest workers. Processes that are killed (SIGKILL in the
 kill/resume tests) write nothing, and non-Python programs (java, pdflatex, qemu's own start) are
 counted only as the difference between the whole run's CPU and the logged sum.
+
+``--smoke`` runs the same on a test file written to a temporary folder (two tests, one starting
+a ``python -c`` child), outside the project's tests, so the run takes seconds.
 """
 
 from __future__ import annotations
@@ -38,6 +42,19 @@ def _log_cpu() -> None:
 atexit.register(_log_cpu)
 """
 
+SMOKE_TESTS = """
+import subprocess
+import sys
+
+
+def test_child_process():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def test_in_worker():
+    assert sum(range(10)) == 45
+"""
+
 
 def command_kind(argv: str) -> str:
     """A short name for a logged command line (what the summary groups by)."""
@@ -62,6 +79,11 @@ def main(pytest_args: list[str]) -> int:
         site.mkdir()
         log.mkdir()
         (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(log=str(log)), "utf-8")
+        if pytest_args == ["--smoke"]:
+            smoke = Path(tmp, "smoke", "test_cpu_smoke.py")
+            smoke.parent.mkdir()
+            smoke.write_text(SMOKE_TESTS, "utf-8")
+            pytest_args = ["-p", "no:cacheprovider", str(smoke)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
         env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")

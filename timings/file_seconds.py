@@ -4,11 +4,13 @@ Usage: python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow
            --junitxml=/tmp/fast.xml
        python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m slow \\
            --junitxml=/tmp/slow.xml
-       python timings/file_seconds.py /tmp/fast.xml /tmp/slow.xml
+       python timings/file_seconds.py /tmp/fast.xml /tmp/slow.xml [--out FILE]
 
 Each test case's time (setup, call and teardown) is summed per file over the JUnit XML files.
 ``tests/conftest.py`` reads the result only to hand test files to the pytest-xdist workers
-longest first; numbers from another machine change that order, never a result.
+longest first; numbers from another machine change that order, never a result. ``--out``
+writes elsewhere (the smoke run of tests/test_timings_smoke.py reads a small hand-made report
+and must not touch the committed file).
 """
 
 from __future__ import annotations
@@ -45,9 +47,11 @@ def file_seconds(reports: list[Path]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+", type=Path, help="pytest --junitxml files")
+    parser.add_argument("--out", type=Path, default=OUT, help="default: tests/file_seconds.json")
     args = parser.parse_args()
-    OUT.write_text(json.dumps(file_seconds(args.reports), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    seconds = file_seconds(args.reports)
+    args.out.write_text(json.dumps(seconds, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {len(seconds)} test files, {sum(seconds.values()):.1f} s in all")
 
 
 if __name__ == "__main__":

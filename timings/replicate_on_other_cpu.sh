@@ -5,7 +5,7 @@
 # Intel with AVX-512. torch, oneDNN, MKL and OpenBLAS read the emulated CPUID and would choose
 # other kernels if they were not pinned; llama.cpp runs its pinned x86-64-v3 build.
 #
-# Usage: timings/replicate_on_other_cpu.sh [QEMU_CPU] [SAMPLE]   (qemu-x86_64 -cpu help)
+# Usage: timings/replicate_on_other_cpu.sh [--dry-run] [QEMU_CPU] [SAMPLE]   (qemu-x86_64 -cpu help)
 # Needs: qemu-user (Debian: apt-get install qemu-user) and the project's .venv (make install).
 #
 # llama.cpp under TCG decodes about one token in 10 s, and the demo asks it for a few hundred
@@ -19,22 +19,59 @@
 #      against A's replies, byte for byte.
 # Prints what torch sees natively and emulated, job counts, wall times, and IDENTICAL or what
 # differs (exit 1). The repository and its .venv are not changed.
+#
+# --dry-run (seconds; the smoke run of tests/test_timings_smoke.py, since a real run takes most
+# of an hour): checks the arguments, the virtualenv and the emulator (this venv's Python started
+# on the emulated CPU; a missing qemu is reported, not fatal), writes the job wrapper and checks
+# its syntax, runs the cache-sampling step on an empty cache and the final comparison on the
+# committed dvc.lock against itself, and prints the clone and build commands instead of running
+# them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+DRY_RUN=0
+if [ "${1:-}" = "--dry-run" ]; then
+    DRY_RUN=1
+    shift
+fi
+usage="usage: $0 [--dry-run] [QEMU_CPU] [SAMPLE]"
+[ $# -le 2 ] || { echo "$usage" >&2; exit 2; }
 CPU=${1:-EPYC-Rome}
 SAMPLE=${2:-3}
+[[ "$SAMPLE" =~ ^[0-9]+$ ]] || { echo "$usage: SAMPLE must be a count, got '$SAMPLE'" >&2; exit 2; }
 VENV=$ROOT/.venv
-QEMU=$(command -v qemu-x86_64) || { echo "qemu-x86_64 missing: apt-get install qemu-user" >&2; exit 2; }
+for tool in python halluscope snakemake dvc; do
+    [ -x "$VENV/bin/$tool" ] || { echo "$VENV/bin/$tool missing: make install" >&2; exit 2; }
+done
+if ! QEMU=$(command -v qemu-x86_64); then
+    [ "$DRY_RUN" = 1 ] || { echo "qemu-x86_64 missing: apt-get install qemu-user" >&2; exit 2; }
+    echo "dry run: qemu-x86_64 missing (apt-get install qemu-user): a real run stops here"
+    QEMU=qemu-x86_64
+elif ! { "$QEMU" -cpu help || true; } | awk -v cpu="$CPU" '$2 == cpu {ok = 1} END {exit !ok}'; then
+    # (qemu-x86_64 -cpu help exits with status 1 after printing the list)
+    echo "$usage: qemu-x86_64 knows no CPU '$CPU' (qemu-x86_64 -cpu help)" >&2
+    exit 2
+fi
 WORK=$(mktemp -d)
 trap 'if [ $? = 0 ]; then rm -rf "$WORK"; else echo "kept for a look: $WORK" >&2; fi' EXIT
 
 clone() {
+    if [ "$DRY_RUN" = 1 ]; then
+        echo "dry run: would run: git clone -q $ROOT $WORK/$1 && ln -s $VENV $WORK/$1/.venv"
+        mkdir -p "$WORK/$1/results/cache"
+        return
+    fi
     git clone -q "$ROOT" "$WORK/$1"
     ln -s "$VENV" "$WORK/$1/.venv"
 }
 
 build() {  # build DIR BIN_DIR: the demo build of make demo, with BIN_DIR first on PATH
+    if [ "$DRY_RUN" = 1 ]; then
+        echo "dry run: would run in $1: PATH=$2:$VENV/bin:\$PATH PYTHONPATH=$1/src" \
+            "snakemake --cores 2 results/tables/ all && dvc commit --force --quiet"
+        cp "$ROOT/dvc.lock" "$1/dvc.lock"  # what the comparison reads: the committed lock
+        return
+    fi
     local start=$SECONDS
     (
         cd "$1"
@@ -65,9 +102,18 @@ exit "\$status"
 EOF
 chmod +x "$WORK/emulated/halluscope"
 
-probe='import torch; print(torch.backends.cpu.get_cpu_capability())'
-echo "torch sees: native $("$VENV/bin/python" -c "$probe"), emulated $CPU" \
-    "$("$QEMU" -cpu "$CPU" "$VENV/bin/python" -c "$probe" 2>/dev/null)" >&2
+if [ "$DRY_RUN" = 1 ]; then
+    bash -n "$WORK/emulated/halluscope"
+    echo "dry run: job wrapper $WORK/emulated/halluscope written, syntax checked"
+    if [ "$QEMU" != qemu-x86_64 ]; then  # found: this venv's Python starts on the emulated CPU
+        echo "dry run: emulated $CPU runs $("$QEMU" -cpu "$CPU" "$VENV/bin/python" -c \
+            'import platform; print("Python", platform.python_version())' 2>/dev/null)"
+    fi
+else
+    probe='import torch; print(torch.backends.cpu.get_cpu_capability())'
+    echo "torch sees: native $("$VENV/bin/python" -c "$probe"), emulated $CPU" \
+        "$("$QEMU" -cpu "$CPU" "$VENV/bin/python" -c "$probe" 2>/dev/null)" >&2
+fi
 
 clone A
 build "$WORK/A" "$WORK/native"
@@ -90,8 +136,12 @@ print("\n".join(str(p.relative_to(native)) for p in llama[:sample]))
 print(f"llama.cpp replies: {len(llama)}, decoded on the emulated CPU: {sample}", file=sys.stderr)
 PY
 build "$WORK/B" "$WORK/emulated"
-echo "emulated jobs: $(wc -l <"$WORK/emulated-jobs.txt"); stopped by the emulator and run" \
-    "natively: $(cat "$WORK/native-fallback.txt" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')" >&2
+if [ "$DRY_RUN" = 1 ]; then
+    echo "dry run: the comparison, on the committed dvc.lock against itself:"
+else
+    echo "emulated jobs: $(wc -l <"$WORK/emulated-jobs.txt"); stopped by the emulator and run" \
+        "natively: $(cat "$WORK/native-fallback.txt" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')" >&2
+fi
 
 "$VENV/bin/python" - "$ROOT/dvc.lock" "$WORK" "$CPU" <<'PY'
 import sys

@@ -9,7 +9,10 @@ Resolution order for a registered file (:data:`halluscope.data.sources.SOURCES`)
    committed by accident);
 3. a download into the cache: streamed to ``<file>.part`` (resumed with an HTTP ``Range`` request
    when a previous attempt was interrupted), verified, then renamed into place atomically, so a
-   file with the final name is always complete.
+   file with the final name is always complete. A broken transfer is retried with backoff; a
+   host that cannot be reached at all (no network, DNS failure, connection refused) is not:
+   :class:`UnreachableError` says at once, in one line, which file is missing and where a copy
+   would be found (the mirror, the cache).
 
 Every file is verified wherever it comes from: size, md5 and sha256 as registered. A mismatch is
 an error that names the file and both checksums; nothing silently falls back to another copy.
@@ -24,12 +27,14 @@ accept new bytes deliberately (an upstream re-release), delete the entry and run
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import http.client
 import json
 import os
 import re
+import socket
 import sys
 import time
 import urllib.error
@@ -48,6 +53,7 @@ __all__ = [
     "DataError",
     "Digest",
     "MissingDataError",
+    "UnreachableError",
     "default_cache_dir",
     "default_lock_path",
     "default_mirror",
@@ -62,6 +68,11 @@ _USER_AGENT = "halluscope-fetch/0.1 (+urllib)"
 _CHUNK = 1 << 16
 #: HTTP statuses worth retrying (transient server or rate-limit errors).
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+#: errnos of a connection that cannot be opened at all (no route, no interface), beside DNS
+#: failures, refusals and connect timeouts: waiting seconds between attempts does not help.
+_UNREACHABLE_ERRNOS = frozenset(
+    {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EHOSTDOWN, errno.EADDRNOTAVAIL}
+)
 
 
 class DataError(InputError):
@@ -81,6 +92,17 @@ class MissingDataError(DataError):
     def __init__(self, message: str, missing: list[tuple[Source, Path]]) -> None:
         super().__init__(message)
         self.missing = missing
+
+
+class UnreachableError(DataError):
+    """A file to download whose host cannot be reached (DNS failure, connection refused, no
+    route, connect timeout). Raised at the first attempt: an offline machine stays offline for
+    the seconds a retry would wait, and the useful answer is where else the file could be."""
+
+    def __init__(self, message: str, url: str, reason: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.reason = reason
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,6 +385,8 @@ def download(
 
     An interrupted transfer keeps ``part``; the next attempt (or the next run) asks only for the
     missing bytes with ``Range: bytes=<size>-``. A server that ignores ranges restarts the file.
+    A connection that cannot be opened at all (:func:`_cannot_connect`) raises
+    :class:`UnreachableError` at once; errors of a transfer under way are retried.
     """
     part.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(retries + 1):
@@ -374,6 +398,11 @@ def download(
                 raise DataError(f"download of {url} failed: HTTP {err.code} {err.reason}") from None
             reason = f"HTTP {err.code}"
         except (OSError, http.client.HTTPException) as err:
+            unreachable = _cannot_connect(err)
+            if unreachable is not None:
+                raise UnreachableError(
+                    f"{url} is unreachable ({unreachable})", url, unreachable
+                ) from None
             if attempt == retries:
                 raise DataError(
                     f"download of {url} failed after {retries + 1} attempts ({err!r}); "
@@ -385,6 +414,27 @@ def download(
             f"halluscope fetch: {desc or url}: {reason}; retrying in {delay:.0f}s", file=sys.stderr
         )
         time.sleep(delay)
+
+
+def _cannot_connect(err: BaseException) -> str | None:
+    """Why no connection could be opened, or ``None`` for any other failure.
+
+    ``urlopen`` wraps in :class:`urllib.error.URLError` only errors raised while connecting and
+    sending the request; of those, a failed name lookup, a refusal, no route and a connect
+    timeout mean the host cannot be reached now, while a reset mid-request is worth a retry.
+    """
+    if not isinstance(err, urllib.error.URLError) or isinstance(err, urllib.error.HTTPError):
+        return None
+    reason = err.reason
+    if isinstance(reason, socket.gaierror):
+        return f"name lookup failed: {reason.strerror or reason}"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, TimeoutError):
+        return "connecting timed out"
+    if isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS:
+        return reason.strerror or str(reason)
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,7 +504,9 @@ def resolve(
     ``mirror=None`` means the default mirror (if ``use_default_mirror``); ``cache_dir=None`` the
     default cache. ``download_options`` go to :func:`download` (``timeout``, ``retries``,
     ``backoff``). Raises :class:`MissingDataError` when the file is nowhere and cannot be
-    downloaded, :class:`ChecksumError` when a copy is not the recorded bytes.
+    downloaded, :class:`UnreachableError` (one line naming the file, the mirror, the cache and
+    the URL) when it is nowhere and its host cannot be reached, :class:`ChecksumError` when a
+    copy is not the recorded bytes.
     """
     source = _lookup(relative_path, SOURCES if sources is None else sources)
     lock = ChecksumLock(lock_path or default_lock_path())
@@ -469,9 +521,28 @@ def resolve(
         verify(target, source, lock)
         return target
     if allow_download and source.url is not None:
-        return _fetch_into_cache(source, target, lock, progress, download_options)
+        try:
+            return _fetch_into_cache(source, target, lock, progress, download_options)
+        except UnreachableError as err:
+            raise UnreachableError(
+                _unreachable_message(source, mirror_dir, cache, err.reason), err.url, err.reason
+            ) from None
     missing = [(source, (mirror_dir or default_mirror()) / relative_path)]
     raise MissingDataError(_missing_message(missing, cache, allow_download), missing)
+
+
+def _unreachable_message(source: Source, mirror_dir: Path | None, cache: Path, reason: str) -> str:
+    """One line: the file, where it was looked for, the URL and why it cannot be reached."""
+    if mirror_dir is None:
+        where = "not in a data mirror (none was read: ../shared/data or $HALLUSCOPE_DATA_MIRROR)"
+        put = cache / source.path
+    else:
+        where = f"not in the data mirror {mirror_dir} (../shared/data or $HALLUSCOPE_DATA_MIRROR)"
+        put = mirror_dir / source.path
+    return (
+        f"{source.path}: {where} nor in the cache {cache}, and {source.url} is unreachable "
+        f"({reason}); copy the file to {put}, or run again with network access"
+    )
 
 
 def _missing_message(missing: list[tuple[Source, Path]], cache: Path, allow_download: bool) -> str:
