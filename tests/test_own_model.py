@@ -39,7 +39,10 @@ def readme_commands() -> list[list[str]]:
 
 def on_this_machine(command: list[str]) -> list[str]:
     """A README command with this machine's 2 cores instead of a GPU node's 8."""
-    return [("2" if prev == "--cores" else word) for prev, word in zip(["", *command], command, strict=False)]
+    previous = ["", *command[:-1]]
+    return [
+        ("2" if prev == "--cores" else word) for prev, word in zip(previous, command, strict=True)
+    ]
 
 
 def write_overlay(project: Path, overlay: dict) -> None:

@@ -17,6 +17,8 @@ import pytest
 import yaml
 from pipeline_helpers import copy_of_build, copy_project, planned_jobs, run, snakemake
 
+from halluscope.report.latex import TWIN_COLUMNS
+
 pytestmark = pytest.mark.slow
 
 
@@ -58,7 +60,7 @@ def test_caos_tables_have_csv_twins(project: Path) -> None:
     folder = project / "results/tables/demo"
     for name in ("caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"):
         rows = list(csv.DictReader((folder / f"{name}.csv").open(encoding="utf-8")))
-        assert rows and list(rows[0]) == ["model", "embedding", "metric", "value", "published", "setting"]
+        assert rows and list(rows[0]) == list(TWIN_COLUMNS)
         text = (folder / f"{name}.tex").read_text(encoding="utf-8")
         first = next(r for r in rows if r["value"] and r["model"] == "sim-precise")
         assert f"{float(first['value']):.2f}" in text, (name, first)

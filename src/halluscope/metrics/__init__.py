@@ -1,1 +1,2 @@
-"""CHAIR (chair.py); every other metric is in its benchmark's folder (benchmarks/<name>/metric.py)."""
+"""CHAIR (chair.py); every other metric is in its benchmark's folder
+(benchmarks/<name>/metric.py)."""
