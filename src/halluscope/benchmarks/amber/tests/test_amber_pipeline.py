@@ -104,7 +104,7 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     latex = (tmp_path / "amber_table.tex").read_text(encoding="utf-8")
     assert "42.9" in latex and "en\\_core\\_web\\_sm" in latex
     twin = (tmp_path / "amber_table.csv").read_text(encoding="utf-8").splitlines()
-    assert twin[0] == "model,embedding,metric,value,published"
+    assert twin[0] == "model,embedding,metric,value,published,setting"
     assert twin[1].startswith("m,,CHAIR,42.9")
 
 

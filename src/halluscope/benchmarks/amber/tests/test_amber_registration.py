@@ -61,7 +61,7 @@ def test_sources_headlines_captions_and_resources_come_from_the_folder() -> None
     row = {"model": "b", "embedding": ""}
     twins = {"amber_table": [{**row, "metric": "CHAIR", "value": "7.5"},
                              {**row, "metric": "Cover", "value": "50.0"}]}  # fmt: skip
-    assert headline_metrics(twins) == {"b": {"AMBER_CHAIR": 7.5}}
+    assert headline_metrics(twins) == {"b": {"AMBER_CHAIR": 0.075}}  # percent -> fraction
     assert AMBER.datasets == ("amber-gen",) and AMBER.tables == ("amber_table",)
     assert dict(AMBER.titles)["amber_table"].startswith("AMBER generative")
     assert "amber_answers" in RULE_MODELS
