@@ -151,7 +151,7 @@ def test_amber_gen_dag_on_a_small_set_shows_progress(tmp_path: Path) -> None:
         log = project / f"logs/amber/amber-gen/{model}/answers.log"
         assert summary in log.read_text(encoding="utf-8")
     twin = (project / "results/tables/amber-gen/amber_table.csv").read_text(encoding="utf-8")
-    assert twin.splitlines()[0] == "model,embedding,metric,value,published"
+    assert twin.splitlines()[0] == "model,embedding,metric,value,published,setting"
     assert len(twin.splitlines()) == 1 + 4 * 3  # 3 models x CHAIR, Cover, Hal, Cog
 
 
