@@ -52,11 +52,6 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
 
     import jsonschema
 
-    from halluscope.moved_keys import moved_keys, moved_message
-
-    moved = moved_keys(config)
-    if moved:
-        raise ConfigError(moved_message(source, moved), key=moved[0][0])
     _check_finite(config, source)
     schema = with_benchmark_fragments(json.loads(Path(schema_path).read_text(encoding="utf-8")))
     validator = jsonschema.Draft202012Validator(schema)
