@@ -49,6 +49,15 @@ def project_file(value):
     return [] if value is None or value in SOURCES else [value]
 
 
+def user_recordings(wildcards):
+    """A replay model's recording of the job's instruction when it is a file of the user's own
+    (their captions): an input, so that editing it reruns the job (registered files are pinned
+    by their checksums instead)."""
+    spec = config["models"].get(wildcards.model, {})
+    path = spec.get("path") or (spec.get("paths") or {}).get(wildcards.instruction)
+    return project_file(path) if spec.get("backend") == "replay" else []
+
+
 def response_files(profile=RUN):
     return expand(
         "results/responses/{profile}/{model}/{instruction}.jsonl",

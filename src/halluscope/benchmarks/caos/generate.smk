@@ -4,13 +4,6 @@ from halluscope.resources import model_resources
 from halluscope.benchmarks.caos.captions.generate import GenerateSettings
 
 
-def user_recordings(wildcards):
-    """A replay model's caption file of the user's own (registered files are checksummed)."""
-    spec = config["models"].get(wildcards.model, {})
-    path = spec.get("path") or (spec.get("paths") or {}).get(wildcards.instruction)
-    return project_file(path) if spec.get("backend") == "replay" else []
-
-
 rule generate:
     """Caption every image with one model and one instruction, through the response cache."""
     input:
