@@ -3,7 +3,9 @@
 # their released questions), then paper/sections/ (the simulated demo). The active profile's
 # section is built; another profile's section is included when that profile has run (its
 # results/report/<profile>/ exists), and then every file it includes (read from the section)
-# is a declared input, so a missing one fails the build.
+# is a declared input, so a missing one fails the build. The abstract names the sections from
+# the same list (results/paper/sections.tex). The log is pdflatex's log of the last pass, its
+# warnings and overfull boxes counted first (halluscope.report.paper.build).
 rule paper:
     """The reproduction report: results/paper/report.pdf (pdflatex, reproducible timestamps)."""
     input:

@@ -126,12 +126,17 @@ def booktabs_latex(
     column_format: str,
     size: str = "small",
     tabcolsep: str = "4pt",
+    environment: str = "table",
     **options: object,
 ) -> str:
     """A booktabs ``table`` (caption, label, ``htbp``) of ``frame`` whose labels are LaTeX.
 
-    Numbers get exactly ``decimals`` decimals, missing ones ``--``; a tabular wider than the text
-    is shrunk to ``\\linewidth`` (never enlarged; needs graphicx). ``options`` go to
+    Numbers get exactly ``decimals`` decimals, missing ones ``--``. The writer picks ``size``
+    (the report is 11 pt: ``small`` is 10 pt, ``footnotesize`` 9 pt, ``scriptsize`` 8 pt, the
+    smallest a table may be read at) and, for a table too wide for the page at that size,
+    ``environment="sidewaystable"`` (a landscape page; needs the rotating package). A tabular
+    still wider than the line is shrunk to ``\\linewidth`` (never enlarged; needs graphicx):
+    a safety net that tests/test_report_layout.py keeps above 8 pt. ``options`` go to
     ``Styler.to_latex`` (multi-column alignment, sparsity).
     """
     styler = frame.style.format(precision=decimals, na_rep="--")
@@ -149,6 +154,7 @@ def booktabs_latex(
         position="htbp",
         position_float="centering",
         column_format=column_format,
+        **({"environment": environment} if environment != "table" else {}),
         **options,
     )
     latex = latex.replace(

@@ -90,13 +90,25 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
         decimals=decimals,
         caption=caption,
         label="tab:real-caos-comparison",
-        column_format="l" + "rrr" * len(models),
+        # a wider gap between the models' groups of three columns than inside a group
+        column_format="l" + r"@{\hspace{1em}}".join(["rrr"] * len(models)),
         size="scriptsize",
         tabcolsep="2pt",
         multicol_align="c",
         sparse_columns=True,
     )
-    return _space_groups(latex, len(labels), breaks)
+    return _space_groups(_rule_models(latex, len(models)), len(labels), breaks)
+
+
+def _rule_models(latex: str, n_models: int) -> str:
+    """A ``\\cmidrule`` under each model's name (its three columns), after the header row of
+    the models' names, so each group of ours / paper / difference reads as one model's."""
+    rules = "".join(f"\\cmidrule(lr){{{2 + 3 * i}-{4 + 3 * i}}}" for i in range(n_models))
+    lines = latex.split("\n")
+    header = next((i for i, line in enumerate(lines) if "\\multicolumn{3}" in line), None)
+    if header is None:  # no model
+        return latex
+    return "\n".join([*lines[: header + 1], rules, *lines[header + 1 :]])
 
 
 def agreement_latex(rows: Sequence[Mapping], decimals: int) -> str:

@@ -46,7 +46,6 @@ from halluscope.benchmarks.caos.tables import (
     _render,
     caos_label,
     latex_escape,
-    published_columns,
     published_value,
     summary_rows,
     summary_value,
@@ -287,8 +286,9 @@ def rate_latex(
     draws: int = DRAWS,
     label: str = "tab:caos-sensitivity-p",
 ) -> str:
-    """Rows: p, then each Table 1 cell at rate p with its two bounds in brackets; the paper's
-    values in (published) columns."""
+    """Rows: p, then each Table 1 cell at rate p with its two bounds in brackets. The paper's
+    values stay in the CSV twin (``published``) and in Table 1's (published) columns: beside the
+    bracketed cells they would make the table too wide for the page at 8 pt."""
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in records}
     order = list(dict.fromkeys((r["embedding"], r["metric"]) for r in records))
     shown = [(e, m) for e, m in order if m.startswith("p [") or m.endswith(AT_RATE)]
@@ -312,7 +312,6 @@ def rate_latex(
 
     data = {latex_escape(m): [text(e, x, m) for e, x in shown] for m in models}
     frame = pd.DataFrame(data, index=range(len(shown)))
-    frame = pd.concat([frame, published_columns(cell, shown, models)], axis=1)
     labels = []
     for embedding, metric in shown:
         if metric.startswith("p ["):
@@ -327,7 +326,7 @@ def rate_latex(
             if column
             else {"CHAIR_S": "CHAIR$_S$", "precision": "Precision"}[base]
         )
-        labels.append(name + " at rate $p$")
+        labels.append(name)  # every cell of these rows is at rate p (the caption says so)
     breaks = [i for i, (e, _) in enumerate(shown) if i and e != shown[i - 1][0]]
     undefined = all(
         r["value"] is None for r in records if r["metric"] == P_FROM_CHAIR and r["model"] in models
@@ -344,7 +343,9 @@ def rate_latex(
         "the expected CHAIR$_S$ equals the paper's printed CHAIR$_S$ (each unverified distinct "
         "object hallucinated independently with probability $p$; $p = 0$ is the bound "
         "\\emph{unverified present}, $p = 1$ the bound \\emph{unverified absent}, given in "
-        "brackets as [present, absent]). The row $p$ from the printed precision solves the same "
+        "brackets as [present, absent]); every cell below the rows $p$ is at rate $p$. The "
+        "paper's printed values are Table~1's (published) columns (and this table's CSV twin). "
+        "The row $p$ from the printed precision solves the same "
         "assumption from the other printed column, as a check. Precision and CHAIR$_S$ at rate "
         "$p$ are expectations; each CAOS cell is the mean over "
         f"{draws} seeded draws of which unverified objects are hallucinated (the others join "

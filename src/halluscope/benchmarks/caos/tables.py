@@ -237,16 +237,17 @@ def table2_records(
 
 
 def _metric_label(metric: str, embedding: str, k: int | None) -> str:
-    """LaTeX row label of a record's metric (bound suffixes kept as plain text)."""
-    base, suffix = metric, ""
+    """LaTeX row label of a record's metric. A bound row follows the row of its metric, so it
+    is labelled by the bound alone, indented (``unverified present``): the label column stays
+    as narrow as the metrics' names."""
     for text in BOUND_SUFFIXES.values():
         if metric.endswith(text):
-            base, suffix = metric[: -len(text)], ", " + text.strip(" []")
+            return r"\quad " + text.strip(" []")
     general = {name: label for _, name, label in GENERAL_ROWS}
-    if base in general:
-        return general[base] + suffix
-    column = {v: c for c, v in CAOS_METRIC.items()}[base]
-    return caos_label(column, embedding, k) + suffix
+    if metric in general:
+        return general[metric]
+    column = {v: c for c, v in CAOS_METRIC.items()}[metric]
+    return caos_label(column, embedding, k)
 
 
 def records_frame(
@@ -321,7 +322,10 @@ def _render(
     Rows listed in ``breaks`` start a new block (e.g. one embedder's CAOS rows) and get
     ``\addlinespace`` above them, so the reader sees where each block begins.
 
-    The document must load booktabs and graphicx (a too-wide tabular is shrunk to the text width).
+    A wide table with "(published)" columns beside our models (five models: ten columns of
+    numbers) is set on a landscape page (``sidewaystable``): in a text column it would be
+    shrunk below 8 pt.
+    The document must load booktabs, graphicx and rotating.
 
     Row and column labels are already LaTeX (escaped here by the callers), so Styler must not
     escape them again; numbers get exactly ``decimals`` decimals and missing ones ``--``.
@@ -334,8 +338,10 @@ def _render(
         column_format += r"@{\hspace{1.5em}}" + "r" * n_published
     frame.index = pd.Index(list(labels))
     frame.columns = pd.Index([str(c) for c in frame.columns], name=columns_name)
-    # Wide tables (e.g. with published columns) get a smaller font so they fit a text column.
-    size, sep = ("footnotesize", "3pt") if frame.shape[1] > 6 else ("small", "4pt")
+    # Wide tables (e.g. with published columns) get a smaller font so they fit a text column,
+    # and a landscape page when the published columns stand beside many models.
+    wide = frame.shape[1] > 6
+    size, sep = ("footnotesize", "3pt") if wide else ("small", "4pt")
     latex = booktabs_latex(
         frame,
         decimals=decimals,
@@ -344,6 +350,7 @@ def _render(
         column_format=column_format,
         size=size,
         tabcolsep=sep,
+        environment="sidewaystable" if wide and n_published else "table",
     )
     return _space_groups(latex, len(labels), breaks)
 

@@ -57,10 +57,12 @@ def phd_table_latex(
     modes: Sequence[str],
     decimals: int = 2,
     *,
-    label: str = "tab:phd",
+    label: str | None = None,
     dataset: str = "demo",
 ) -> str:
-    """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json."""
+    """PhD Index by model x mode (rows) and task (columns); ``reports`` = model -> scores.json.
+    The label names the dataset (``tab:<dataset>:phd``): one report holds several profiles'."""
+    label = label or f"tab:{dataset}:phd"
     frame = phd_frame(reports, models, modes)
     overall = ", ".join(
         f"{latex_escape(m)} {reports[m]['overall']:.{decimals}f}"

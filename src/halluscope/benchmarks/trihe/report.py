@@ -75,10 +75,12 @@ def trihe_table_latex(
     decimals: int = 2,
     *,
     mitigation: str = "none",
-    label: str = "tab:trihe",
+    label: str | None = None,
     dataset: str = "demo",
 ) -> str:
-    """Tri-HE Table 2 (see the module docstring); ``scores`` = model -> scores.json content."""
+    """Tri-HE Table 2 (see the module docstring); ``scores`` = model -> scores.json content.
+    The label names the dataset (``tab:<dataset>:trihe``): one report holds several profiles'."""
+    label = label or f"tab:{dataset}:trihe"
     frame = trihe_frame(scores, models, judges)
     first = JUDGE_LABELS.get(judges[0], judges[0])
     others = ", ".join(JUDGE_LABELS.get(j, j) for j in judges[1:])
