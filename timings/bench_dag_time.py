@@ -1,4 +1,5 @@
-"""The demo's DAG time at two revisions on this machine (issue 20: within 10% of the baseline).
+"""The demo's DAG time at two revisions on this machine (e.g. the pinned build against the
+unpinned one).
 
 Usage: python timings/bench_dag_time.py [--base 8be61bb] [--head HEAD] [--repeats 1] [--dry-run]
 
