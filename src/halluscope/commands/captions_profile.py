@@ -88,8 +88,7 @@ def caption_files(values: list[str], instructions: dict[str, str]) -> dict[str, 
         given, _, file = value.rpartition("=") if "=" in value else ("", "", value)
         path = Path(file)
         backend = ReplayBackend(path, name=path.stem)  # every record checked: file:line errors
-        recorded = sorted({key[1] for key in backend._by_instruction})
-        ids = [given] if given else (recorded or ["i01"])
+        ids = [given] if given else (backend.instruction_ids or ["i01"])
         for instruction in ids:
             if instruction not in instructions:
                 raise InputError(

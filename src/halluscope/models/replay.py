@@ -223,6 +223,12 @@ class ReplayBackend:
         )
 
     @property
+    def instruction_ids(self) -> list[str]:
+        """The instruction ids the recording's records name (none for a prompt-keyed file or a
+        caption file of one instruction), sorted."""
+        return sorted({instruction for _, instruction in self._by_instruction})
+
+    @property
     def identity(self) -> dict:
         """Name plus the recording's sha256 (and the prompt map, which changes answers)."""
         return dict(self._identity)

@@ -39,6 +39,16 @@ def read_csv(path: str | Path) -> list[dict[str, str]]:
         raise InputError(f"{path}: file not found") from None
 
 
+def read_header(path: str | Path) -> list[str] | None:
+    """The column names of a CSV written by :func:`write_csv` (its first line), or None for an
+    empty file: a file of no rows still says what its columns are."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return next(csv.reader(handle), None)
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+
+
 def as_float(value: str) -> float | None:
     """Parse a CSV cell written by :func:`write_csv` back into a float (empty -> None)."""
     return float(value) if value != "" else None

@@ -30,7 +30,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from halluscope.benchmarks.caos.csvio import as_float, read_csv, write_csv
+from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, write_csv
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import StageSettings, param
@@ -182,7 +182,7 @@ def run(
         obj_path = Path(str(path).replace(".captions.csv", ".objects.csv"))
         rows = read_csv(obj_path)
         if object_header is None:  # from the first file, rows or not: a run with no
-            object_header = csv_header(obj_path)  # hallucination still has the columns
+            object_header = read_header(obj_path)  # hallucination still has the columns
         object_rows.extend(rows)
     pope_f1 = pope_f1_by_model(pope_files or [])
     summary = [
@@ -197,11 +197,3 @@ def run(
     ]
     write_csv(out_summary, SUMMARY_COLUMNS, summary)
     write_csv(out_objects, object_header or ["model"], object_rows)
-
-
-def csv_header(path: Path) -> list[str] | None:
-    """The column names of a CSV file (its first line), or None for an empty file."""
-    import csv
-
-    with path.open(encoding="utf-8", newline="") as handle:
-        return next(csv.reader(handle), None)
