@@ -158,8 +158,11 @@ def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
 def stage_names() -> list[str]:
     """Every stage reachable through ``halluscope stage NAME`` (a stage with steps, such as
     ``oracle decide`` / ``oracle pool``, is listed once per step, as ``oracle-decide``...)."""
+    from halluscope import stage_command
+
     sub = _subcommands(build_parser())
-    return sorted(name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-"))
+    old = [name.removeprefix("stage-") for name in sub.choices if name.startswith("stage-")]
+    return sorted({*old, *stage_command.stage_names()})
 
 
 def stage_help() -> str:
@@ -167,10 +170,16 @@ def stage_help() -> str:
     sub = _subcommands(build_parser())
     names = stage_names()
     width = max(map(len, names))
-    lines = [
-        f"  {name:<{width}}  {sub.choices[f'stage-{name}'].description or ''}".rstrip()
-        for name in names
-    ]
+    from halluscope import stage_command
+
+    new = stage_command.stages()
+
+    def text(name: str) -> str:
+        if name in new:
+            return stage_command.summary(new[name])
+        return sub.choices[f"stage-{name}"].description or ""
+
+    lines = [f"  {name:<{width}}  {text(name)}".rstrip() for name in names]
     return "\n".join(
         (
             "usage: halluscope stage NAME [STEP] [ARGS...]",
@@ -190,8 +199,13 @@ def run_stage(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(stage_help())
         return 0 if argv else 2
+    from halluscope import stage_command
+
     name, rest = argv[0], argv[1:]
     names = stage_names()
+    new = stage_command.stage_names()
+    if name in new or (rest and f"{name}-{rest[0]}" in new):
+        return stage_command.run(argv)
     if rest and not rest[0].startswith("-") and f"{name}-{rest[0]}" in names:
         name, rest = f"{name}-{rest[0]}", rest[1:]
     if name not in names:

@@ -33,6 +33,7 @@ CORE_CODE = [
     "src/halluscope/io.py",
     "src/halluscope/cli.py",
     "src/halluscope/commands/_args.py",
+    "src/halluscope/stage_command.py",
     "config/params.schema.json",
 ]
 

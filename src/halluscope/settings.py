@@ -131,18 +131,21 @@ def from_plain(cls: type, value: Any, what: str) -> Any:
     hints = typing.get_type_hints(cls)
     if isinstance(value, Mapping):
         value = {
-            k: _convert(hints[k], v, f"{what}: {k}") if k in hints else v for k, v in value.items()
+            k: convert_value(hints[k], v, f"{what}: {k}") if k in hints else v
+            for k, v in value.items()
         }
     return dataclass_from_mapping(cls, value, what)
 
 
-def _convert(hint: Any, value: Any, what: str) -> Any:
+def convert_value(hint: Any, value: Any, what: str) -> Any:
+    """``value`` (JSON data) as the annotation ``hint`` says: a settings dataclass, a path, a
+    tuple, or a dict or list of those; ``what`` names it in an error."""
     if value is None:
         return None
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _convert(options[0], value, what) if len(options) == 1 else value
+        return convert_value(options[0], value, what) if len(options) == 1 else value
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return from_plain(hint, value, what)
     if hint is Path:
@@ -150,7 +153,13 @@ def _convert(hint: Any, value: Any, what: str) -> Any:
     if origin is tuple and isinstance(value, list):
         args = typing.get_args(hint)
         item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
-        return tuple(_convert(item, v, what) for v in value)
+        return tuple(convert_value(item, v, what) for v in value)
+    if origin is dict and isinstance(value, Mapping):
+        key, item = typing.get_args(hint) or (Any, Any)
+        return {k: convert_value(item, v, what) for k, v in value.items()}
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(hint) or (Any,)
+        return [convert_value(item, v, what) for v in value]
     return value
 
 

@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from halluscope.models.base import Backend, Request, Response, reads_answer_key
 from halluscope.settings import StageSettings
@@ -57,6 +57,17 @@ class AnswerSettings(StageSettings):
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:
         return [{"model": m} for m in config["generate"]["models"]]
+
+
+AnswerSettingsT = TypeVar("AnswerSettingsT", bound=AnswerSettings)
+
+
+def with_cache(settings: AnswerSettingsT, cache: Path) -> AnswerSettingsT:
+    """``settings`` answering through the response cache folder ``cache``: a path the rule
+    gives (``--cache``), not a param."""
+    import dataclasses
+
+    return dataclasses.replace(settings, cache_dir=cache)
 
 
 @dataclass(frozen=True)

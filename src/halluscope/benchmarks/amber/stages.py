@@ -10,27 +10,29 @@ matches only, the default here) or ``glove`` (GloVe 6B-50d cosine > ``amber.thre
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from halluscope.benchmarks.amber.settings import PromptSettings, ScoreSettings, TableSettings
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
+from halluscope.stage_command import stage
+from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
-
-if TYPE_CHECKING:
-    from halluscope.stages.answering import AnswerSettings
 
 METRICS = ("CHAIR", "Cover", "Hal", "Cog")
 
 
-def prompts(items_path: Path, annotations_path: Path, out: Path) -> None:
-    """One prompt per item: AMBER's query, with the image's ``truth`` / ``hallu`` lists (the
+@stage("amber-prompts")
+def prompts(settings: PromptSettings, items: Path, out: Path) -> None:
+    """AMBER generative prompts with their annotations.
+
+    One prompt per item: AMBER's query, with the image's ``truth`` / ``hallu`` lists (the
     answer key of the simulated LVLMs, and what the scorer checks against)."""
     from halluscope.benchmarks.amber.metric import load_annotations
     from halluscope.data.fetch import resolve_input
 
-    path = resolve_input(annotations_path)
+    path = resolve_input(settings.annotations)
     annotations = load_annotations(path)
     rows = []
-    for image_id, item in load_items(items_path).items():
+    for image_id, item in load_items(items).items():
         source = item.get("source") or {}
         amber_id = source.get("amber_id")
         annotation = annotations.get(amber_id)
@@ -48,20 +50,19 @@ def prompts(items_path: Path, annotations_path: Path, out: Path) -> None:
     write_jsonl(out, rows)
 
 
-def answers(
-    items_path: Path,
-    prompts_path: Path,
-    settings: AnswerSettings,
-    out: Path,
-) -> None:
-    """Every query answered by one model, through the response cache (AMBER's response format
+@stage("amber-answers")
+def answers(settings: AnswerSettings, items: Path, prompts: Path, cache: Path, out: Path) -> None:
+    """AMBER answers of one model.
+
+    Every query answered through the response cache (AMBER's response format
     ``{"id", "response"}`` plus the image id and the model)."""
     from halluscope.stages.answering import Question, answer_and_write
 
+    settings = with_cache(settings, cache)
     answer_and_write(
-        items_path,
+        items,
         settings,
-        read_jsonl(prompts_path),
+        read_jsonl(prompts),
         lambda p: Question(
             p["image_id"],
             f"amber/{p['id']}",
@@ -82,16 +83,11 @@ def answers(
     )
 
 
-def score(
-    answers_path: Path,
-    annotations_path: Path,
-    relation_path: Path,
-    safe_words_path: Path,
-    similarity: str,
-    threshold: float,
-    out: Path,
-) -> dict[str, Any]:
-    """AMBER's generative metrics for one model's answers (percent, one decimal, as upstream
+@stage("amber-score")
+def score(settings: ScoreSettings, answers: Path, out: Path) -> None:
+    """AMBER CHAIR / Cover / Hal / Cog of one model.
+
+    AMBER's generative metrics for one model's answers (percent, one decimal, as upstream
     prints them), plus the hallucinated nouns per response for inspection."""
     from halluscope.benchmarks.amber.metric import (
         aggregate,
@@ -103,17 +99,20 @@ def score(
     )
     from halluscope.data.fetch import resolve_input
 
-    annotations = load_annotations(resolve_input(annotations_path))
-    vocabulary = load_vocabulary(resolve_input(relation_path), resolve_input(safe_words_path))
+    similarity, threshold = settings.similarity, settings.threshold
+    annotations = load_annotations(resolve_input(settings.annotations))
+    vocabulary = load_vocabulary(
+        resolve_input(settings.relation), resolve_input(settings.safe_words)
+    )
     if similarity not in ("none", "glove"):
         raise InputError(f"amber.similarity: expected 'none' or 'glove', got {similarity!r}")
     similar = glove_similarity(threshold) if similarity == "glove" else None
-    rows = read_jsonl(answers_path)
+    rows = read_jsonl(answers)
     scores, details = [], []
     for number, row in enumerate(rows, start=1):
         annotation = annotations.get(row.get("id"))
         if annotation is None:
-            raise InputError(f"{answers_path}:{number}: AMBER id {row.get('id')!r} not annotated")
+            raise InputError(f"{answers}:{number}: AMBER id {row.get('id')!r} not annotated")
         if annotation["type"] != "generative":
             continue  # as upstream: discriminative ids are not part of the generative task
         result = score_response(spacy_nouns(row["response"]), annotation, vocabulary, similar)
@@ -128,18 +127,23 @@ def score(
         "responses": details,
     }
     write_json(out, report)
-    return report
 
 
-def table(reports: dict[str, dict], models: list[str], dataset: str, out: Path) -> None:
-    """Models x (CHAIR, Cover, Hal, Cog) as booktabs LaTeX (one decimal, as upstream prints
+@stage("amber-table")
+def table(score_files: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+    """AMBER LaTeX table and CSV twin.
+
+    Models x (CHAIR, Cover, Hal, Cog) as booktabs LaTeX (one decimal, as upstream prints
     them), and its CSV twin."""
     import pandas as pd
 
-    from halluscope.io import atomic_write_text
+    from halluscope.io import atomic_write_text, reports_by_model
     from halluscope.report import booktabs_latex
     from halluscope.report.benchmarks import _sim_note
     from halluscope.report.latex import frame_records, latex_escape, twin_csv
+
+    models = settings.models
+    reports = reports_by_model(score_files, models)
 
     frame = pd.DataFrame(
         [[float(reports[m][k]) for k in METRICS] for m in models],
@@ -153,7 +157,7 @@ def table(reports: dict[str, dict], models: list[str], dataset: str, out: Path) 
         else f"GloVe 6B-50d cosine > {first.get('threshold')}"
     )
     caption = (
-        _sim_note(models, dataset)
+        _sim_note(models, settings.run)
         + "AMBER generative task (percent): CHAIR = hallucinated share of the mentioned "
         "AMBER objects, Cover = share of the image's objects mentioned, Hal = share of responses "
         "with a hallucination, Cog = share of the annotated hallucination targets mentioned; "

@@ -12,6 +12,7 @@ from pipeline_helpers import ROOT, copy_project, merged_params, snakemake
 
 from halluscope.benchmarks.amber import stages
 from halluscope.benchmarks.amber.data import items
+from halluscope.benchmarks.amber.settings import PromptSettings, ScoreSettings, TableSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_jsonl
 from halluscope.models.sim import resolve_profile
 from halluscope.stages.answering import AnswerSettings
@@ -55,21 +56,18 @@ def small_amber(tmp: Path) -> dict[str, Path]:
 
 def score_small(tmp: Path, files: dict[str, Path]) -> dict:
     """tmp/answers.jsonl scored against the small set (no similarity step) into tmp/scores.json."""
-    return stages.score(
-        tmp / "answers.jsonl",
-        files["annotations"],
-        files["relation"],
-        files["safe_words"],
-        "none",
-        0.8,
-        tmp / "scores.json",
+    settings = ScoreSettings(
+        str(files["annotations"]), str(files["relation"]), str(files["safe_words"]), "none", 0.8
     )
+    stages.score(settings, tmp / "answers.jsonl", tmp / "scores.json")
+    return read_json(tmp / "scores.json")
 
 
 def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     files = small_amber(tmp_path)
     write_jsonl(tmp_path / "items.jsonl", items({"image_list": str(files["queries"])}))
-    stages.prompts(tmp_path / "items.jsonl", files["annotations"], tmp_path / "prompts.jsonl")
+    prompt_settings = PromptSettings(str(files["annotations"]))
+    stages.prompts(prompt_settings, tmp_path / "items.jsonl", tmp_path / "prompts.jsonl")
     prompts = read_jsonl(tmp_path / "prompts.jsonl")
     assert [(p["id"], p["image_id"], p["truth"]) for p in prompts] == [
         (1, "AMBER_1", ["dog", "grass"]),
@@ -83,10 +81,9 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
         "overrides": {"omission_rate": 0.0, "hallucination_rate": 1.0, "max_objects": 2},
     }
     generation = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0}
-    settings = AnswerSettings(
-        LLMSettings.from_generation("m", spec, generation), tmp_path / "cache"
-    )
-    stages.answers(tmp_path / "items.jsonl", tmp_path / "prompts.jsonl", settings, out)
+    settings = AnswerSettings(LLMSettings.from_generation("m", spec, generation))
+    items_file, prompts = tmp_path / "items.jsonl", tmp_path / "prompts.jsonl"
+    stages.answers(settings, items_file, prompts, tmp_path / "cache", out)
     answers = read_jsonl(out)
     assert sorted(answers[0]["meta"]["hallucinated"]) == ["cat", "frisbee"]
     assert answers[1]["meta"]["hallucinated"] == ["bus"]
@@ -99,8 +96,10 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     assert report["Cog"] == round(3 / 3.001 * 100, 1)
     assert [sorted(r["hallucinated"]) for r in report["responses"]] == [["cat", "frisbee"], ["bus"]]
 
-    reports = {"m": read_json(tmp_path / "scores.json")}
-    stages.table(reports, ["m"], "amber-gen", tmp_path / "amber_table.tex")
+    table_settings = TableSettings(models=["m"], run="amber-gen")
+    stages.table(
+        [tmp_path / "scores.json"], settings=table_settings, out=tmp_path / "amber_table.tex"
+    )
     latex = (tmp_path / "amber_table.tex").read_text(encoding="utf-8")
     assert "42.9" in latex and "en\\_core\\_web\\_sm" in latex
     twin = (tmp_path / "amber_table.csv").read_text(encoding="utf-8").splitlines()

@@ -43,7 +43,7 @@ def test_stage_commands_and_answerer_come_from_the_folder() -> None:
 
 def test_code_digests_hold_the_folders_modules() -> None:
     files = {p.relative_to(ROOT).as_posix() for p in code_files("amber", ROOT)}
-    for module in ("stages", "commands", "simulated", "metric"):
+    for module in ("stages", "settings", "simulated", "metric"):
         assert f"src/halluscope/benchmarks/amber/{module}.py" in files
     data = {p.relative_to(ROOT).as_posix() for p in code_files("data", ROOT)}
     assert "src/halluscope/benchmarks/amber/data.py" in data
