@@ -228,7 +228,7 @@ def _add_command_modules(sub) -> None:
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"halluscope.commands.{info.name}").add_parser(sub)
-    for module in import_plugins("commands"):
+    for module in [*import_plugins("commands"), *import_plugins("check")]:
         module.add_parser(sub)
 
 

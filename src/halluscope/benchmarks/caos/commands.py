@@ -12,7 +12,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from halluscope.benchmarks.caos import check
 from halluscope.commands._args import FILES, JSON_FLAG, PATH_FLAG, PATHS, SETTINGS, add, paired
 
 
@@ -99,7 +98,6 @@ def add_parser(subparsers: Any) -> None:
         ("--out", PATH_FLAG),
         ("objects", FILES),
     )
-    check.add_parser(subparsers)
 
 
 def _score(args: argparse.Namespace) -> None:

@@ -15,7 +15,6 @@ import json
 import sys
 from typing import Any
 
-from halluscope.benchmarks.nope import check
 from halluscope.commands._args import (
     ANSWER_ARGS,
     FILES,
@@ -30,7 +29,6 @@ from halluscope.commands._args import (
 
 def add_parser(subparsers: Any) -> None:
     """Register the NOPE stage subcommands and the hand-checks ``halluscope nope`` / ``lexdiv``."""
-    check.add_parser(subparsers)
     add(
         subparsers,
         "stage-nope-generate",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from halluscope.benchmarks.pope import check
 from halluscope.commands._args import ANSWER_ARGS, PATH_FLAG, SETTINGS, add, answer_inputs
 
 
@@ -43,7 +42,6 @@ def add_parser(subparsers: Any) -> None:
         ("--answers", PATH_FLAG),
         ("--out", PATH_FLAG),
     )
-    check.add_parser(subparsers)
 
 
 def _pope_questions(args: argparse.Namespace) -> None:

@@ -13,7 +13,6 @@ import json
 import sys
 from typing import Any
 
-from halluscope.benchmarks.trihe import check
 from halluscope.commands._args import (
     ANSWER_ARGS,
     FILES,
@@ -86,7 +85,6 @@ def add_parser(subparsers: Any) -> None:
         ("--out-stem", PATH_FLAG),
         ("scores", FILES),
     )
-    check.add_parser(subparsers)
 
 
 def _trihe_questions(args: argparse.Namespace) -> None:
