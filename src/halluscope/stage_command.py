@@ -22,9 +22,11 @@ accuracy report) is printed to stderr as one JSON line: the rule's log. Bad inpu
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import inspect
 import json
+import re
 import sys
 import types
 import typing
@@ -39,8 +41,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 STAGES: dict[str, Callable[..., Any]] = {}
 """Stage name -> function, filled by :func:`stage` as the stage modules are imported."""
 
-CORE_MODULES = ("halluscope.stages.data", "halluscope.stages.report")
-"""The stage modules outside the benchmarks; each benchmark's are its ``stages`` module."""
+MARK = re.compile(r'^@stage\("([\w-]+)"\)', re.M)
 
 
 def stage(name: str) -> Callable[[F], F]:
@@ -53,19 +54,43 @@ def stage(name: str) -> Callable[[F], F]:
     return register
 
 
-def stages() -> dict[str, Callable[..., Any]]:
-    """Every stage, by name (imports the core stage modules and every benchmark's)."""
-    from halluscope.benchmarks import import_plugins
+@functools.cache
+def stage_modules() -> dict[str, str]:
+    """Stage name -> the module that declares it, read from the source text (``@stage("...")``
+    lines) of ``halluscope/stages/`` and of every registered benchmark's folder.
 
-    for module in CORE_MODULES:
-        importlib.import_module(module)
-    import_plugins("stages")
-    return dict(sorted(STAGES.items()))
+    Why text: a job imports only the module of its own stage, not every stage's dependencies
+    (pandas, torch), and a benchmark's stages are found in its folder with no list to keep."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    package = Path(__file__).resolve().parent
+    files = sorted((package / "stages").glob("*.py"))
+    for benchmark in BENCHMARKS:
+        files += sorted(p for p in benchmark.folder.rglob("*.py") if "tests" not in p.parts)
+    found: dict[str, str] = {}
+    for path in files:
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        for name in MARK.findall(path.read_text(encoding="utf-8")):
+            if name in found:
+                raise TypeError(f"stage {name!r} declared twice: {found[name]}, {module}")
+            found[name] = module
+    return dict(sorted(found.items()))
 
 
 def stage_names() -> list[str]:
     """Every name ``halluscope stage NAME`` accepts."""
-    return list(stages())
+    return list(stage_modules())
+
+
+def load(name: str) -> Callable[..., Any]:
+    """The function of stage ``name`` (importing its module alone)."""
+    importlib.import_module(stage_modules()[name])
+    return STAGES[name]
+
+
+def stages() -> dict[str, Callable[..., Any]]:
+    """Every stage, by name (imports every stage module: for ``--help``)."""
+    return {name: load(name) for name in stage_modules()}
 
 
 def summary(func: Callable[..., Any]) -> str:
@@ -200,7 +225,7 @@ def run(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(stage_help())
         return 0 if argv else 2
-    found = stages()
+    found = stage_names()
     name, rest = argv[0], argv[1:]
     if rest and not rest[0].startswith("-") and f"{name}-{rest[0]}" in found:
         name, rest = f"{name}-{rest[0]}", rest[1:]
@@ -208,7 +233,7 @@ def run(argv: list[str]) -> int:
         print(f"halluscope stage: error: unknown stage {name!r}; stages: " + ", ".join(found),
               file=sys.stderr)  # fmt: skip
         return 2
-    func = found[name]
+    func = load(name)
     args = build_parser(name, func).parse_args(rest)
     try:
         result = call(func, args)
