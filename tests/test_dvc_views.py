@@ -99,7 +99,7 @@ def test_headline_picks_the_named_cells_per_model() -> None:
     assert headline_metrics(twins) == {
         "m/a": {
             "CHAIR_S": 0.25,
-            "CAOS_avg": {"glove": 0.5, "minilm": 0.6},
+            "CAOS_avg_glove": 0.5,  # the table's first embedder
             "POPE_F1": 0.8,
             "NOPE_NegP": 0.3,
         },
@@ -226,7 +226,7 @@ def test_headline_metrics_are_committed_and_fit_160_columns(committed: Path) -> 
     first_mode = params["phd"]["modes"][0]
     for name in ("CHAIR_S", "POPE_F1", "NOPE_NegP", "TriHE_HalluI", f"PhD_{first_mode}"):
         assert name in header, shown
-    assert {f"CAOS_avg.{e}" for e in embedders} <= set(header), shown
+    assert f"CAOS_avg_{embedders[0]}" in header, shown
     assert "!" not in shown and "-" not in " ".join(lines[1:]).split(), shown
 
     # the committed baseline row of `dvc exp show` holds every headline number (no "!")

@@ -146,6 +146,7 @@ def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(
     k5 = _checked(digests(root))
     assert k5 != k3
     k5_lock = (root / "dvc.lock").read_text(encoding="utf-8")
+    _exp_show_fits_200_columns(root)
     _readme_way_back(root, tmp_path / "way-back", k3)
     run(["git", "checkout", "params.yaml"], root)
     snakemake(root, "--cores", "2", "results/tables/", "all")  # records the k=3 lock
@@ -162,6 +163,25 @@ def test_dvc_checkout_of_another_lock_is_never_stale_under_snakemake(
     setting = (root / "results/tables/demo/caos_setting.tex").read_text(encoding="utf-8")
     assert "top-3" in setting
     assert planned_jobs(root, "results/tables/", "all") == {}
+
+
+def _exp_show_fits_200_columns(root: Path) -> None:
+    """After one experiment, `dvc exp show --only-changed` on a 200-column terminal shows every
+    headline number that changed, its column whole (DVC drops what does not fit as "…")."""
+    import csv
+
+    table = list(csv.DictReader(run(["dvc", "exp", "show", "--only-changed", "--csv"], root)
+                                .stdout.splitlines()))  # fmt: skip
+    changed = [k for k in table[0] if k.startswith("metrics/demo/")]
+    assert changed, table[0]
+    proc = subprocess.run(
+        ["dvc", "exp", "show", "--only-changed", "--no-pager"],
+        cwd=root, env={**env(), "COLUMNS": "200"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    lines = proc.stdout.rstrip("\n").splitlines()
+    assert max(map(len, lines)) <= 200, proc.stdout
+    header = next(line for line in lines if "Experiment" in line).split()
+    assert set(changed) <= set(header), (changed, header)
 
 
 def readme_way_back() -> list[list[str]]:

@@ -42,22 +42,17 @@ def _rank(name: str) -> int:
 
 
 def _rows(numbers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, float]]]:
-    """``(row label, {model: value})`` in headline order; CAOS_avg of the first embedder."""
+    """``(row label, {model: value})`` in headline order."""
     names = sorted({name for values in numbers.values() for name in values}, key=_rank)
     rows = []
     for name in names:
-        cells: dict[str, float] = {}
-        label = name
-        for model, values in numbers.items():
-            value = values.get(name)
-            if isinstance(value, Mapping) and value:
-                embedder = sorted(value)[0]
-                label = f"{name} ({embedder})"
-                value = value[embedder]
-            if isinstance(value, int | float):
-                cells[model] = value
+        cells = {
+            model: value
+            for model, values in numbers.items()
+            if isinstance(value := values.get(name), int | float)
+        }
         if cells:
-            rows.append((label, cells))
+            rows.append((name, cells))
     return rows[:MAX_ROWS]
 
 

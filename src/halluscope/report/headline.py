@@ -1,11 +1,15 @@
 """The headline metrics: per model, the few numbers a reader compares first (CHAIR_S, CAOS_avg
-per embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, and those a benchmark
+of the first embedder, POPE F1, NOPE NegP accuracy, Tri-HE Hallu_I, PhD index, and those a benchmark
 folder declares in its ``headlines.py``), every one a fraction in [0, 1].
 
 They are picked from the tables' CSV twins, never computed again, and written one small JSON per
 model (``metrics/<profile>/<model>.json``, kept in git beside ``results/``): DVC shows one row per
 file, so ``dvc metrics show`` is a table of models x headline numbers that fits a terminal, and
-``dvc exp show`` has a handful of columns per model instead of every table cell.
+``dvc exp show`` has a handful of columns per model instead of every table cell. DVC prefixes a
+metric's column with its file (``metrics/demo/sim-precise.json:CAOS_avg_glove``, 45 characters),
+so one CAOS column per model, not one per embedder, is what keeps ``dvc exp show --only-changed``
+after a CAOS experiment within 200 columns; every embedder's CAOS_avg is in
+``results/metrics/<profile>.json`` and the tables.
 """
 
 from __future__ import annotations
@@ -20,14 +24,14 @@ class Headline:
     """One headline number: the table (CSV twin stem) and the metric label it is read from."""
 
     #: its key in the model's file (the column of `dvc metrics show`); ``{}`` takes the
-    #: pattern's group (the PhD mode)
+    #: pattern's group (the PhD mode) or, with ``first_embedding``, the embedder
     name: str
     table: str
-    #: a regular expression the twin's ``metric`` matches whole; per model (and embedder) the
+    #: a regular expression the twin's ``metric`` matches whole; per model the
     #: first matching row of the table wins, so the table's order says which judge or mode
     pattern: str
-    #: one value per embedder (CAOS): ``{name: {embedder: value}}``, shown as ``name.embedder``
-    per_embedding: bool = False
+    #: the value of the table's first embedder (CAOS: ``embed.embedders``' first), named by it
+    first_embedding: bool = False
     #: the table prints a percentage (as its paper does); the headline is its fraction, so that
     #: every headline number is a fraction in [0, 1] beside the others
     percent: bool = False
@@ -36,7 +40,7 @@ class Headline:
 #: A table or metric a profile does not produce is left out of its files.
 HEADLINES: tuple[Headline, ...] = (
     Headline("CHAIR_S", "caos_table1", r"CHAIR_S"),
-    Headline("CAOS_avg", "caos_table1", r"CAOS_avg", per_embedding=True),
+    Headline("CAOS_avg_{}", "caos_table1", r"CAOS_avg", first_embedding=True),
     Headline("POPE_F1", "caos_table1", r"POPE-F1"),
     Headline("NOPE_NegP", "nope_table", r"NegP questions\b.* / NegP Acc\.", percent=True),
     # the table's first judge is its main one (trihe.judges)
@@ -54,28 +58,24 @@ def all_headlines() -> tuple[Headline, ...]:
 
 
 def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[str, dict]:
-    """``{model: {name: value | {embedder: value}}}`` from the twins' rows (table stem -> rows
-    in file order, with ``model, embedding, metric, value``). A cell with no value gives no
-    headline; models with none are left out."""
+    """``{model: {name: value}}`` from the twins' rows (table stem -> rows in file order, with
+    ``model, embedding, metric, value``). A cell with no value gives no headline; models with
+    none are left out."""
     out: dict[str, dict] = {}
     for head in all_headlines():
-        seen: set[tuple[str, str]] = set()
+        seen: set[str] = set()
         for row in tables.get(head.table, ()):
             match = re.fullmatch(head.pattern, row["metric"])
-            if not match or bool(row["embedding"]) != head.per_embedding:
+            if not match or bool(row["embedding"]) != head.first_embedding:
                 continue
-            if (row["model"], row["embedding"]) in seen:
+            if row["model"] in seen:
                 continue
-            seen.add((row["model"], row["embedding"]))
+            seen.add(row["model"])
             if row["value"] == "":
                 continue
-            name = head.name.format(*match.groups())
+            groups = (row["embedding"],) if head.first_embedding else match.groups()
             value = round(float(row["value"]) / (100 if head.percent else 1), 6)
-            node = out.setdefault(row["model"], {})
-            if head.per_embedding:
-                node.setdefault(name, {})[row["embedding"]] = value
-            else:
-                node[name] = value
+            out.setdefault(row["model"], {})[head.name.format(*groups)] = value
     return out
 
 
