@@ -16,12 +16,11 @@ rule paper:
         pdf="results/paper/report.pdf",
         sections="results/paper/sections.tex",
     params:
-        sections=lambda wc, input: json_arg(list(input.sections)),
         code=code_version("tables"),
     conda:
         "../envs/halluscope.yaml"
     log:
         "logs/paper.log",
     shell:
-        "halluscope stage paper --main {input.main} --sections {params.sections} "
+        "halluscope stage paper --main {input.main} --sections {input.sections} "
         "--out-sections {output.sections} --out {output.pdf} > {log} 2>&1"

@@ -230,16 +230,17 @@ def trihe_demo_triplets(
 
     params, items = demo_items_file(tmp)
     questions = tmp / "questions.jsonl"
-    trihe.questions(items, ROOT / params["trihe"]["questions"], questions)
+    source = trihe.QuestionSettings(str(ROOT / params["trihe"]["questions"]))
+    trihe.questions(source, items, questions)
     write_jsonl(questions, read_jsonl(questions)[:6])
     answers, triplets = [], []
     for model in models:
         answers.append(tmp / model / "answers.jsonl")
         answering = sim_answers(model, tmp / "cache")
         settings = trihe.TriheAnswerSettings(answering.llm, answering.cache_dir, "none")
-        trihe.answers(items, questions, settings, answers[-1])
+        trihe.answers(settings, items, questions, tmp / "cache", answers[-1])
         triplets.append(tmp / model / "triplets.jsonl")
-        trihe.triplets(answers[-1], trihe.TripletSettings("rule"), tmp / "cache", triplets[-1])
+        trihe.triplets(trihe.TripletSettings("rule"), answers[-1], tmp / "cache", triplets[-1])
     return params, items, answers, triplets
 
 
@@ -273,5 +274,5 @@ def nope_demo_answers(tmp: Path, models: Sequence[str]) -> list[Path]:
     out = []
     for model in models:
         out.append(tmp / model / "answers.jsonl")
-        stages.answers(items, questions, sim_answers(model, tmp / "cache"), out[-1])
+        stages.answers(sim_answers(model, tmp / "cache"), items, questions, tmp / "cache", out[-1])
     return out

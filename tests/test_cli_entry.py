@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.cli import main, stage_names
+from halluscope.cli import main
+from halluscope.stage_command import stage_names
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,4 +58,4 @@ def test_a_stage_step_is_the_same_command(capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["stage", "oracle", "pool"])
     assert exit_info.value.code == 2
-    assert "stage-oracle-pool: error" in capsys.readouterr().err
+    assert "halluscope stage oracle-pool: error" in capsys.readouterr().err

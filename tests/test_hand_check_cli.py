@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from halluscope.cli import main, stage_names
+from halluscope.cli import main
+from halluscope.stage_command import stage_names
 
 # ------------------------------------------------------------------------------------------------
 # one valid input set per command

@@ -324,7 +324,7 @@ def test_stage_llm_method_writes_audit_and_falls_back_without_llm(tmp_path: Path
     assert all("llm" not in r for r in read_jsonl(plain))
 
     report = tmp_path / "report.json"
-    extract_stage.report([out, plain], report)
+    extract_stage.report([out, plain], out=report)
     counts = read_json(report)
     assert counts["captions"] == 6 and counts["llm"]["captions"] == 3
     assert counts["llm"]["invalid_json"] == 1

@@ -57,7 +57,8 @@ def tagged(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path, 
     tmp = tmp_path_factory.mktemp("nouns")
     paths = responses(tmp)
     store = tmp / "store.jsonl"
-    stats = tag_nouns(NounTagSettings(METHOD, "builtin", "pattern", "builtin"), paths, store)
+    settings = NounTagSettings(METHOD, "builtin", "pattern", "builtin")
+    stats = tag_nouns(paths, settings=settings, out=store)
     return paths, store, stats
 
 
@@ -124,7 +125,8 @@ def test_a_malformed_store_line_names_the_file_and_line(
 
 def test_without_a_lexicon_the_store_is_empty(tmp_path: Path) -> None:
     store = tmp_path / "store.jsonl"
-    stats = tag_nouns(NounTagSettings("rule", "builtin", "pattern", "builtin"), [], store)
+    settings = NounTagSettings("rule", "builtin", "pattern", "builtin")
+    stats = tag_nouns([], settings=settings, out=store)
     assert stats["windows"] == 0
     assert read_store(store) == {}
 
@@ -138,7 +140,7 @@ def test_extract_reading_a_complete_store_does_not_import_spacy(
     code = (
         "import sys\n"
         "from halluscope.cli import main\n"
-        f"main(['stage-extract', '--settings', {settings!r}, '--responses', {str(paths[1])!r},"
+        f"main(['stage', 'extract', '--settings', {settings!r}, '--responses', {str(paths[1])!r},"
         f" '--noun-tags', {str(store)!r}, '--out', {str(tmp_path / 'out.jsonl')!r}])\n"
         "print('spacy' in sys.modules)\n"
     )

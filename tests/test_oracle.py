@@ -294,7 +294,7 @@ def test_stage_ensemble_writes_decisions_and_accuracy(tmp_path: Path) -> None:
     assert report["unverified"] == 1
 
     pooled = tmp_path / "pooled.json"
-    oracle_stage.pool([out, out], items, pooled)
+    oracle_stage.pool([out, out], items=items, out=pooled)
     assert read_json(pooled)["n_decisions"] == 3  # each image/object pair once
 
 
@@ -319,7 +319,7 @@ def test_stage_errors(tmp_path: Path) -> None:
         oracle_stage.run(OracleSettings("vote"), objects, items, tmp_path / "x.jsonl")
     with pytest.raises(ValueError, match="at least one member"):
         ensemble = OracleSettings("ensemble")
-        oracle_stage.run(ensemble, objects, items, tmp_path / "x.jsonl", cache_dir=tmp_path)
+        oracle_stage.run(ensemble, objects, items, tmp_path / "x.jsonl", cache=tmp_path)
 
 
 def test_params_cross_references_name_the_bad_member() -> None:

@@ -77,7 +77,7 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
     assert "\\input{sections/demo}" in sections and "caos-real" not in sections
     again = tmp_path / "again.pdf"  # a second build (other temp folder) gives the same bytes
     run(["halluscope", "stage", "paper", "--main", "paper/main.tex",
-         "--sections", '["paper/sections/demo.tex"]',
+         "--sections", "paper/sections/demo.tex",
          "--out-sections", "results/paper/sections.tex", "--out", str(again)], project)  # fmt: skip
     assert again.read_bytes() == (project / "results/paper/report.pdf").read_bytes()
     root = copy_project(tmp_path / "copy")

@@ -523,11 +523,11 @@ def test_judge_stage_runs_every_judge(tmp_path: Path, tiny_nli: Path) -> None:
     settings = trihe.JudgeSettings.from_config(config)
 
     def run(name: str) -> dict:
-        return trihe.judge(
+        return trihe.judge_model(
+            settings,
             items,
             answers,
             triplets,
-            settings,
             tmp_path / "cache",
             tmp_path / f"{name}.judgments.jsonl",
             tmp_path / f"{name}.scores.json",

@@ -149,11 +149,11 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
     params, items, (answers,), (triplets,) = trihe_demo_triplets(tmp_path)
     config = {**params, "trihe": {**params["trihe"], "judges": ["slots", "similarity"]}}
     judgments = tmp_path / "judgments.jsonl"
-    scores = trihe.judge(
+    scores = trihe.judge_model(
+        trihe.JudgeSettings.from_config(config),
         items,
         answers,
         triplets,
-        trihe.JudgeSettings.from_config(config),
         tmp_path / "cache",
         judgments,
         tmp_path / "scores.json",

@@ -32,7 +32,7 @@ CORE_CODE = [
     "src/halluscope/config.py",
     "src/halluscope/io.py",
     "src/halluscope/cli.py",
-    "src/halluscope/commands/_args.py",
+    "src/halluscope/hand_check.py",
     "src/halluscope/stage_command.py",
     "config/params.schema.json",
 ]
@@ -79,7 +79,7 @@ def benchmark_modules(part: str) -> list[str]:
 
 def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
     """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
-    its stage, command and simulated-answerer modules, for the Snakemake code digest. Those with
+    its stage and simulated-answerer modules, for the Snakemake code digest. Those with
     ``dvc_stage`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
     from halluscope.benchmarks import BENCHMARKS
 
@@ -89,11 +89,8 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             f"{b.name}_all",
             [
                 _repo_path(b.rules),
-                *(
-                    b.module_file(m)
-                    for m in ("stages", "commands", "simulated", "sources")
-                    if b.module(m)
-                ),
+                *_stage_files(b.name),
+                *(b.module_file(m) for m in ("simulated", "sources") if b.module(m)),
                 *b.dvc_data,
             ],
             [f"results/{b.name}"],
@@ -104,6 +101,16 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
         for b in BENCHMARKS
         if b.dvc_stage or not dvc_only
     ]
+
+
+def _stage_files(benchmark: str) -> list[str]:
+    """The repository paths of the modules of a benchmark's folder that declare stages
+    (``@stage``, :func:`halluscope.stage_command.stage_modules`), in name order."""
+    from halluscope.stage_command import stage_modules
+
+    prefix = f"halluscope.benchmarks.{benchmark}."
+    modules = sorted({m for m in stage_modules().values() if m.startswith(prefix)})
+    return [f"src/{m.replace('.', '/')}.py" for m in modules]
 
 
 def _enabled_files(benchmark: Any, config: Mapping[str, Any], profile: str) -> list[str]:

@@ -103,8 +103,8 @@ def read_synonyms(path: Path) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from halluscope.commands._args import no_records, report, score_text, warn, write_result
     from halluscope.data.coco import load_gt
+    from halluscope.hand_check import no_records, report, score_text, warn, write_result
     from halluscope.metrics.chair import chair_scores
     from halluscope.objects.parser import ObjectParser
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from halluscope.commands._args import help_epilog, report, warn
+from halluscope.hand_check import help_epilog, report, warn
 from halluscope.io import InputError
 
 FETCH_FORMATS = (

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from halluscope.commands._args import help_epilog
+from halluscope.hand_check import help_epilog
 from halluscope.io import InputError
 
 FORMATS = (
@@ -122,7 +122,7 @@ def _with_spans(caption: str, objects: list[dict[str, Any]]) -> list[dict[str, A
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos.captions.extract import extract_texts
-    from halluscope.commands._args import no_records, report, write_result
+    from halluscope.hand_check import no_records, report, write_result
     from halluscope.objects.nouns import REASONS
 
     captions = read_captions(args.captions)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from halluscope.commands._args import help_epilog
+from halluscope.hand_check import help_epilog
 
 FORMATS = (
     "  OVERLAY     YAML mapping merged over --params key by key, as `snakemake --configfile` "

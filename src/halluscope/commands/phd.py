@@ -91,7 +91,7 @@ def read_answers(path: Path) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.metric import phd_report
-    from halluscope.commands._args import no_records, report, score_text, warn, write_result
+    from halluscope.hand_check import no_records, report, score_text, warn, write_result
 
     answers = read_answers(args.responses)
     if not answers:

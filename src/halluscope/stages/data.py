@@ -25,6 +25,7 @@ from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
 from halluscope.settings import StageSettings, plain
+from halluscope.stage_command import stage
 
 DATASETS = ("demo", "pope-captions", "coco")
 
@@ -50,8 +51,9 @@ class DataSettings(StageSettings):
         return cls(data["dataset"], Path(data["annotations"]), options)
 
 
+@stage("data")
 def run(settings: DataSettings, items: Path, images: Path) -> None:
-    """Build ``items.jsonl`` (and the images folder) for a dataset."""
+    """The items of a dataset (items.jsonl: ground-truth objects per image) and its images."""
     dataset, annotations, options = settings.dataset, settings.annotations, settings.options or {}
     if dataset == "demo":
         from halluscope.data.demo import export_items, load_annotations

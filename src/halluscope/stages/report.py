@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.io import InputError, atomic_write_bytes, atomic_write_text
 from halluscope.settings import StageSettings, param
+from halluscope.stage_command import stage
 
 
 @dataclass(frozen=True)
@@ -20,26 +20,29 @@ class AssembleSettings(StageSettings):
     run: str = param("profile")
 
 
-def metrics(args: argparse.Namespace) -> None:
-    """``{table: {model: {embedding: {metric: value}}}}`` from the long-format CSV twins (an
+@stage("metrics")
+def metrics(tables: list[Path], /, *, out: Path, headline_dir: Path | None = None) -> None:
+    """Metrics JSON from the CSV twins, and the headline numbers (one small JSON per model).
+
+    ``{table: {model: {embedding: {metric: value}}}}`` from the long-format CSV twins (an
     empty embedding is left out of the nesting): every table cell, compared across experiments
     by ``dvc metrics diff`` on this file. Rows with no value are left out. With
-    ``--headline-dir``, also the headline numbers (:func:`write_headline`)."""
+    ``headline_dir``, also the headline numbers (:func:`write_headline`)."""
     import csv
     import json
 
     from halluscope.report.latex import TWIN_COLUMNS
 
     twins: dict[str, list[dict[str, str]]] = {}
-    for path in map(Path, args.tables):
+    for path in tables:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
             if tuple(reader.fieldnames or ()) != TWIN_COLUMNS:
                 continue  # not a twin (e.g. the rank-agreement table)
             twins.setdefault(path.stem, []).extend(reader)
-    out: dict = {}
+    by_table: dict = {}
     for stem, rows in twins.items():
-        table = out.setdefault(stem, {})
+        table = by_table.setdefault(stem, {})
         for row in rows:
             if row["value"] == "":
                 continue
@@ -47,9 +50,9 @@ def metrics(args: argparse.Namespace) -> None:
             if row["embedding"]:
                 node = node.setdefault(row["embedding"], {})
             node[row["metric"]] = round(float(row["value"]), 6)
-    atomic_write_text(args.out, json.dumps(out, indent=1, sort_keys=True) + "\n")
-    if args.headline_dir is not None:
-        write_headline(twins, Path(args.headline_dir))
+    atomic_write_text(out, json.dumps(by_table, indent=1, sort_keys=True) + "\n")
+    if headline_dir is not None:
+        write_headline(twins, headline_dir)
 
 
 def write_headline(twins: dict[str, list[dict[str, str]]], folder: Path) -> None:
@@ -78,34 +81,40 @@ def write_headline(twins: dict[str, list[dict[str, str]]], folder: Path) -> None
     tmp.rename(folder)
 
 
-def paper(args: argparse.Namespace) -> None:
-    """The reproduction report (:func:`halluscope.report.paper.build`): the section list, the
-    PDF, and pdflatex's log of the last pass on stdout (the rule's log keeps its warnings)."""
+@stage("paper")
+def paper(*, main: Path, sections: tuple[Path, ...] = (), out_sections: Path, out: Path) -> None:
+    """Build the reproduction report with pdflatex.
+
+    :func:`halluscope.report.paper.build` of the section files ``sections``: the section list,
+    the PDF, and pdflatex's log of the last pass on stdout (the rule's log keeps its
+    warnings)."""
     from halluscope.report.paper import build
 
-    log = build(Path(args.main), args.sections, Path(args.out_sections), Path(args.out), Path.cwd())
-    print(log, end="")
+    print(build(main, sections, out_sections, out, Path.cwd()), end="")
 
 
-def assemble(args: argparse.Namespace) -> None:
-    """Build ``results/tables``: the active profile's tables (and CSV twins) in
-    ``results/tables/<run>/``, plus every other profile's tables copied again from its own
-    ``results/report/<profile>/`` folder, so running one profile never removes another's tables
-    (Snakemake empties a ``directory()`` output before the job; one rule owns that folder)."""
-    run = AssembleSettings.from_json(args.settings).run
-    out = Path(args.out_dir)
-    tmp = out.with_name(out.name + ".tmp")
+@stage("assemble")
+def assemble(
+    tables: list[Path], /, *, settings: AssembleSettings, out_dir: Path, report_root: Path
+) -> None:
+    """results/tables/<profile>/: every table with its CSV twin.
+
+    The active profile's tables (and CSV twins) in ``results/tables/<run>/``, plus every other
+    profile's tables copied again from its own ``results/report/<profile>/`` folder, so running
+    one profile never removes another's tables (Snakemake empties a ``directory()`` output
+    before the job; one rule owns that folder)."""
+    run, root = settings.run, report_root
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / run).mkdir(parents=True)
-    for table in map(Path, args.tables):
+    for table in tables:
         atomic_write_bytes(tmp / run / table.name, table.read_bytes())
-    root = Path(args.report_root)
     for other in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        tables = sorted([*other.glob("*.tex"), *other.glob("*.csv")])
-        if other.name == run or not tables:
+        found = sorted([*other.glob("*.tex"), *other.glob("*.csv")])
+        if other.name == run or not found:
             continue
         (tmp / other.name).mkdir()
-        for path in tables:
+        for path in found:
             atomic_write_bytes(tmp / other.name / path.name, path.read_bytes())
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)

@@ -268,8 +268,8 @@ def _hallucinated_without_vector(captions: list[Caption], found: set[str]) -> li
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.caos.metric import CAOSScorer, CaptionObject, VectorTable, aggregate
-    from halluscope.commands._args import report, score_text, warn
     from halluscope.embeddings import KeyedVectorsEmbedder, embed_names, load_keyed_vectors
+    from halluscope.hand_check import report, score_text, warn
     from halluscope.io import atomic_write_text
 
     frequent, k_max = parse_frequent(args.frequent, args.k, args.k_max)

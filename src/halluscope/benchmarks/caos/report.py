@@ -4,7 +4,7 @@ the generated setting note and the with/without-LLM comparison (``halluscope sta
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.settings import setting_summary
 from halluscope.io import InputError, atomic_write_text
 from halluscope.settings import StageSettings, param, plain
+from halluscope.stage_command import paired, stage
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
 #: The other K orders of the sensitivity table when ``caos.sensitivity`` is not set.
@@ -135,7 +136,16 @@ def _read(path: Path):
     return pd.read_csv(path, keep_default_na=True)
 
 
-def figure(
+@stage("figure")
+def draw(
+    settings: FigureSettings, figure: list[str], summary: Path, objects: Path, out_stem: list[Path]
+) -> None:
+    """CAOS figures (each --figure NAME drawn to the --out-stem at the same position)."""
+    for name, stem in paired(figure=figure, out_stem=out_stem):
+        _figure(name, settings, summary, objects, stem)
+
+
+def _figure(
     name: str, settings: FigureSettings, summary_path: Path, objects_path: Path, out_stem: Path
 ) -> None:
     """One figure by name: PDF + PNG with fixed metadata, and ``{stem}.csv``, the numbers drawn
@@ -194,9 +204,12 @@ def figure(
     figures.write_figure_data(frame, stem, models, embedders)
 
 
-def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
-    """CAOS Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin
-    (long format: model, embedding, metric, value, published, setting)."""
+@stage("tables")
+def tables(settings: TableSettings, summary: Path, out_dir: Path) -> None:
+    """CAOS LaTeX tables.
+
+    Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin (long
+    format: model, embedding, metric, value, published, setting)."""
     from halluscope.benchmarks.caos.tables import (
         PUBLISHED_TABLE1,
         PUBLISHED_TABLE2,
@@ -211,7 +224,7 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
 
-    summary = _read(summary_path)
+    summary = _read(summary)
     models = list(settings.models)
     embedders = list(settings.embedders)
     sim = is_simulated(models)
@@ -287,27 +300,25 @@ def tables(settings: TableSettings, summary_path: Path, out_dir: Path) -> None:
         )
 
 
+@stage("sensitivity")
 def sensitivity(
     settings: SensitivitySettings,
-    summary_path: Path,
-    objects_path: Path,
-    vector_paths: Mapping[str, Path],
+    summary: Path,
+    objects: Path,
+    vectors: dict[str, Path],
     out_dir: Path,
 ) -> None:
-    """The CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
+    """CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
     from halluscope.benchmarks.caos.sensitivity import sensitivity_latex, sensitivity_records
     from halluscope.benchmarks.caos.tables import with_k_setting
     from halluscope.embeddings import load_vectors
     from halluscope.report import is_simulated
     from halluscope.report.latex import twin_csv
 
-    summary = _read(summary_path)
-    objects = _read(objects_path)
-    vectors = {name: load_vectors(path) for name, path in vector_paths.items()}
     records = sensitivity_records(
-        summary,
-        objects,
-        vectors,
+        _read(summary),
+        _read(objects),
+        {name: load_vectors(path) for name, path in vectors.items()},
         models=list(settings.models),
         embedders=list(settings.embedders),
         frequent=settings.frequent,
@@ -491,15 +502,19 @@ def frequent_description(frequent, k) -> str:
     return f"{what}: " + ", ".join(names)
 
 
+@stage("llm-comparison")
 def llm_comparison(
+    objects: list[Path],
+    /,
+    *,
     settings: ComparisonSettings,
     with_llm: Path,
     without_llm: Path,
-    object_paths: Sequence[Path],
     out: Path,
 ) -> None:
-    """Table 1 with and without the LLM extractor on the same captions, and its CSV twin
-    (:mod:`halluscope.benchmarks.caos.llm_comparison`)."""
+    """CAOS Table 1 with and without the LLM extractor on the same captions.
+
+    The table and its CSV twin (:mod:`halluscope.benchmarks.caos.llm_comparison`)."""
     from halluscope.benchmarks.caos.llm_comparison import (
         comparison_frame,
         comparison_latex,
@@ -509,15 +524,11 @@ def llm_comparison(
     from halluscope.benchmarks.caos.tables import with_k_setting
     from halluscope.report.latex import twin_csv
 
-    objects: dict[str, list[Path]] = {}
-    for path in object_paths:  # results/objects/<run>/<model>/<instruction>.jsonl
-        objects.setdefault(Path(path).parent.name, []).append(Path(path))
+    by_model: dict[str, list[Path]] = {}
+    for path in objects:  # results/objects/<run>/<model>/<instruction>.jsonl
+        by_model.setdefault(path.parent.name, []).append(path)
     records = comparison_records(
-        _read(Path(without_llm)),
-        _read(Path(with_llm)),
-        llm_added(objects),
-        settings.models,
-        settings.embedder,
+        _read(without_llm), _read(with_llm), llm_added(by_model), settings.models, settings.embedder
     )
     frame = comparison_frame(records, settings.models)
     latex = comparison_latex(
@@ -528,5 +539,5 @@ def llm_comparison(
         embedder=settings.embedder,
         n_images=settings.n_images,
     )
-    atomic_write_text(Path(out), latex)
-    atomic_write_text(Path(out).with_suffix(".csv"), twin_csv(with_k_setting(records, settings.k)))
+    atomic_write_text(out, latex)
+    atomic_write_text(out.with_suffix(".csv"), twin_csv(with_k_setting(records, settings.k)))

@@ -4,8 +4,8 @@
 # score each model x instruction x embedder -> pool into summary.csv (POPE-F1 joins it) ->
 # Figures 3-6, Tables 1-2, the ratio and sensitivity tables, the setting note and the
 # with/without-LLM comparison. Included by the Snakefile through halluscope.benchmarks; stage
-# code: the caption pipeline's in src/halluscope/stages/ (generate, extract, oracle, embed), the
-# rest in src/halluscope/benchmarks/caos/ (score.py, summarize.py, report.py, k_order.py).
+# functions (@stage): the caption pipeline's in this package's captions/, the rest beside this
+# file (score.py, summarize.py, report.py, sensitivity_p.py).
 
 
 from halluscope.benchmarks.caos import report as caos_report
@@ -199,8 +199,8 @@ rule caos_sensitivity:
 # Reads the object lists and oracle decisions again (not the score files): at rate p every
 # unverified object is drawn hallucinated or present, and a present one changes T and X of the
 # caption's other objects, so the captions are scored again. Code digest of the caos package
-# (its commands import this view), not of the tables stage: it is not a DVC stage (the demo
-# prints no published values).
+# (its stage modules, this view's among them), not of the tables stage: it is not a DVC stage
+# (the demo prints no published values).
 rule caos_sensitivity_p:
     """Table 1 with the unverified out-of-domain objects hallucinated at a per-model rate p solved
     from the paper's printed CHAIR_S: a labelled sensitivity view beside the bounds."""

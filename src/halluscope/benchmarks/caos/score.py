@@ -27,8 +27,9 @@ from halluscope.benchmarks.caos.metric import (
     VectorTable,
     distinct_objects,
 )
-from halluscope.io import read_jsonl
+from halluscope.io import InputError, read_jsonl
 from halluscope.settings import StageSettings, plain
+from halluscope.stage_command import paired, stage
 from halluscope.stages.data import load_items
 
 KEYS = ("model", "embedder", "instruction_id", "image_id")
@@ -112,71 +113,57 @@ class ScoreSettings(StageSettings):
         return [{"embedder": e} for e in config["embed"]["embedders"]]
 
 
-@dataclass(frozen=True)
-class ScoreJob:
-    """Which captions a score job scores: the ids written into every row."""
-
-    model_id: str
-    instruction_id: str
-    embedder_id: str
-
-
-@dataclass(frozen=True)
-class ScoreInputs:
-    """The files a score job reads: object lists, oracle decisions, items and word vectors."""
-
-    objects: Path
-    oracle: Path
-    items: Path
-    vectors: Path
-
-
+@stage("score")
 def run(
     settings: ScoreSettings,
-    job: ScoreJob,
-    inputs: ScoreInputs,
-    out_captions: Path,
-    out_objects: Path,
+    objects: list[Path],
+    oracle: list[Path],
+    items: Path,
+    vectors: Path,
+    model_id: str,
+    out_captions: list[Path],
+    out_objects: list[Path],
 ) -> None:
-    """Score one model x instruction x embedder (:func:`run_many` with one entry)."""
-    run_many(settings, [(job, inputs, out_captions, out_objects)])
+    """CAOS and CHAIR-style counts of one model x embedder, for one or more instructions.
 
-
-def run_many(settings: ScoreSettings, jobs: list[tuple[ScoreJob, ScoreInputs, Path, Path]]) -> None:
-    """Score several ``(job, inputs, out_captions, out_objects)`` in one process, loading the
-    items and vectors once per distinct pair of files: scoring one caption file takes a few
-    hundredths of a second, starting a process and loading the vectors most of a score job.
-    Each file's rows are those :func:`run` writes for it alone."""
+    The i-th instruction of the settings scores the i-th ``objects`` / ``oracle`` files into the
+    i-th ``out_captions`` / ``out_objects``; the items and vectors are loaded once."""
     from halluscope.embeddings import load_vectors
 
-    loaded: dict[tuple[Path, Path], tuple[dict, CAOSScorer]] = {}
-    for job, inputs, out_captions, out_objects in jobs:
-        key = (inputs.items, inputs.vectors)
-        if key not in loaded:
-            words, matrix = load_vectors(inputs.vectors)
-            scorer = CAOSScorer(
-                VectorTable(words, matrix),
-                frequent_objects(settings.frequent),
-                k=settings.k,
-                k_max=settings.k_max,
-            )
-            loaded[key] = (load_items(inputs.items), scorer)
-        items, scorer = loaded[key]
-        _score_file(scorer, settings.k_max, job, inputs, items, out_captions, out_objects)
+    columns = paired(
+        objects=objects, oracle=oracle, out_captions=out_captions, out_objects=out_objects
+    )
+    if len(columns) != len(settings.instructions):
+        raise InputError(
+            f"--objects, --oracle, --out-captions, --out-objects: {len(columns)} files each, "
+            f"expected one per instruction of --settings ({len(settings.instructions)})"
+        )
+    words, matrix = load_vectors(vectors)
+    scorer = CAOSScorer(
+        VectorTable(words, matrix),
+        frequent_objects(settings.frequent),
+        k=settings.k,
+        k_max=settings.k_max,
+    )
+    by_image = load_items(items)
+    for instruction, files in zip(settings.instructions, columns, strict=True):
+        ids = {"model": model_id, "embedder": settings.embedder, "instruction_id": instruction}
+        _score_file(scorer, settings.k_max, ids, by_image, *files)
 
 
 def _score_file(
     scorer: CAOSScorer,
     k_max: int,
-    job: ScoreJob,
-    inputs: ScoreInputs,
+    ids: dict[str, str],
     items: dict,
+    objects: Path,
+    oracle: Path,
     out_captions: Path,
     out_objects: Path,
 ) -> None:
-    decisions = load_decisions(inputs.oracle)
+    decisions = load_decisions(oracle)
     caption_rows, object_rows = [], []
-    for rec in read_jsonl(inputs.objects):
+    for rec in read_jsonl(objects):
         image_id = rec["image_id"]
         gt = set(items[image_id].get("gt_objects", []))
         mentions = caption_objects(rec, gt, decisions)
@@ -190,12 +177,7 @@ def _score_file(
                 else result.scores
             )
             bounds.update({f"{s}_if_{bound}": v for s, v in scores.items()})
-        key = {
-            "model": job.model_id,
-            "embedder": job.embedder_id,
-            "instruction_id": job.instruction_id,
-            "image_id": image_id,
-        }
+        key = {**ids, "image_id": image_id}
         mentioned = {o.name for o in objs if o.in_domain}
         caption_rows.append(
             {

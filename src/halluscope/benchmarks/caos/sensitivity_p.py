@@ -52,6 +52,7 @@ from halluscope.benchmarks.caos.tables import (
     table1_records,
     twin_record,
 )
+from halluscope.stage_command import stage
 
 #: Monte Carlo draws of the CAOS cells at rate p.
 DRAWS = 20
@@ -396,16 +397,19 @@ def agreement_latex(
     )  # fmt: skip
 
 
+@stage("sensitivity-p")
 def run(
     settings: RateSettings,
-    summary_path: Path,
-    objects: Mapping[str, Mapping[str, Path]],
-    oracle: Mapping[str, Mapping[str, Path]],
-    items_path: Path,
-    vectors: Mapping[str, Path],
+    summary: Path,
+    objects: dict[str, dict[str, Path]],
+    oracle: dict[str, dict[str, Path]],
+    items: Path,
+    vectors: dict[str, Path],
     out_dir: Path,
 ) -> None:
-    """Write ``caos_sensitivity_p.tex`` and its CSV twin (``objects`` and ``oracle``: model ->
+    """CAOS Table 1 with unverified out-of-domain objects hallucinated at a per-model rate p.
+
+    ``caos_sensitivity_p.tex`` and its CSV twin (``objects`` and ``oracle``: model ->
     instruction -> file)."""
     from halluscope.benchmarks.caos.k_order import frequent_objects
     from halluscope.benchmarks.caos.published import PUBLISHED_TABLE1
@@ -415,12 +419,13 @@ def run(
     from halluscope.report.latex import twin_csv
     from halluscope.stages.data import load_items
 
-    if not Path(summary_path).exists():
-        raise InputError(f"{summary_path}: file not found")
-    summary = pd.read_csv(summary_path, keep_default_na=True)
-    items = load_items(items_path)
+    if not summary.exists():
+        raise InputError(f"{summary}: file not found")
+    table = pd.read_csv(summary, keep_default_na=True)
+    by_image = load_items(items)
     captions = {
-        m: load_captions(m, settings.table1, objects[m], oracle[m], items) for m in settings.models
+        m: load_captions(m, settings.table1, objects[m], oracle[m], by_image)
+        for m in settings.models
     }
     scorers = {}
     for embedder in settings.embedders:
@@ -431,8 +436,8 @@ def run(
             k=settings.k,
             k_max=settings.k_max,
         )
-    records = rate_records(settings, summary, captions, scorers, PUBLISHED_TABLE1)
-    table1 = table1_records(summary, settings.models, settings.embedders, PUBLISHED_TABLE1)
+    records = rate_records(settings, table, captions, scorers, PUBLISHED_TABLE1)
+    table1 = table1_records(table, settings.models, settings.embedders, PUBLISHED_TABLE1)
     label = f"tab:{settings.run}:caos-sensitivity-p"
     out = Path(out_dir)
     atomic_write_text(

@@ -34,6 +34,7 @@ from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, wr
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import StageSettings, param
+from halluscope.stage_command import stage
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
 BOUNDED = ("precision", "CHAIR_S", *SCORES)
@@ -159,20 +160,25 @@ class SummarizeSettings(StageSettings):
     table1: list[str] = param("tables.table1_instructions")
 
 
+@stage("summarize")
 def run(
+    captions: list[Path],
+    /,
+    *,
     settings: SummarizeSettings,
-    caption_files: list[Path],
     out_summary: Path,
     out_objects: Path,
-    pope_files: list[Path] | None = None,
+    pope: list[Path] | None = None,
 ) -> None:
-    """Pool the per-job score files (and POPE's scores, for POPE-F1) into ``summary.csv`` and
-    ``objects.csv``."""
+    """CAOS summary: the score files of every model, instruction and embedder pooled.
+
+    The per-job ``*.captions.csv`` (and ``*.objects.csv`` beside each) into ``summary.csv`` and
+    ``objects.csv``; POPE's score files, when given, give the POPE-F1 column."""
     table1 = settings.table1
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     object_rows: list[dict[str, str]] = []
     object_header: list[str] | None = None
-    for path in caption_files:
+    for path in captions:
         for row in read_csv(path):
             key = (row["model"], row["embedder"])
             groups[(*key, row["instruction_id"])].append(row)
@@ -184,7 +190,7 @@ def run(
         if object_header is None:  # from the first file, rows or not: a run with no
             object_header = read_header(obj_path)  # hallucination still has the columns
         object_rows.extend(rows)
-    pope_f1 = pope_f1_by_model(pope_files or [])
+    pope_f1 = pope_f1_by_model(pope or [])
     summary = [
         {
             "model": m,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from halluscope.commands._args import help_epilog
+from halluscope.hand_check import help_epilog
 from halluscope.io import InputError, iter_jsonl_numbered
 
 NOPE_FORMATS = (
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> None:
         score_answers,
         validate_record,
     )
-    from halluscope.commands._args import no_records, report, score_text, write_result
+    from halluscope.hand_check import no_records, report, score_text, write_result
 
     records = []
     first_line: dict[Any, int] = {}
@@ -203,7 +203,7 @@ def _question_texts(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int
 def run_lexdiv(args: argparse.Namespace) -> None:
     """``halluscope lexdiv``: MATTR/MTLD/HD-D overall and per group, one JSON file."""
     from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
-    from halluscope.commands._args import report, score_text, warn, write_result
+    from halluscope.hand_check import report, score_text, warn, write_result
 
     check_lexdiv_settings(args)
     records, dropped = _question_texts(args)

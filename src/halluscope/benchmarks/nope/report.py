@@ -17,9 +17,11 @@ from typing import Any
 
 import pandas as pd
 
+from halluscope.benchmarks.nope.settings import FigureSettings, TableSettings
 from halluscope.report import model_colors
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
 from halluscope.report.latex import latex_escape
+from halluscope.stage_command import stage
 
 NOPE_TYPES: tuple[str, ...] = ("color", "object", "location", "counting", "person")
 """NOPE §6.2's question types, in the paper's order."""
@@ -239,27 +241,35 @@ def read_generation(path: Path) -> dict[str, Any]:
     return dict(read_json(path).get("stats") or {})
 
 
+@stage("nope-table")
 def write_nope_tables(
-    score_paths: list[Path], models: list[str], decimals: int, lexdiv_path: Path,
-    generation_path: Path, out_table: Path, out_breakdown: Path,
+    score_files: list[Path], /, *, settings: TableSettings, lexdiv: Path, generation: Path,
+    out_table: Path, out_breakdown: Path,
 ) -> None:  # fmt: skip
-    """Rule ``nope_table``: the NOPE table and its per-type / per-relevance breakdown (each
-    LaTeX + CSV twin) from every model's scores, the lexical diversity and the generation log."""
+    """NOPE LaTeX tables (Table 3 layout and breakdown).
+
+    The NOPE table and its per-type / per-relevance breakdown (each LaTeX + CSV twin) from
+    every model's scores, the lexical diversity and the generation log."""
     from halluscope.io import read_json, reports_by_model
     from halluscope.report.benchmarks import write_table
 
-    scores = reports_by_model(score_paths, models)
-    lexdiv, generation = read_json(lexdiv_path), read_generation(generation_path)
-    latex = nope_table_latex(scores, models, decimals, lexdiv=lexdiv, generation=generation)
+    models, decimals = settings.models, settings.decimals
+    scores = reports_by_model(score_files, models)
+    diversity, log = read_json(lexdiv), read_generation(generation)
+    latex = nope_table_latex(scores, models, decimals, lexdiv=diversity, generation=log)
     write_table(out_table, latex, nope_frame(scores, models), models)
     latex = nope_breakdown_latex(scores, models, decimals)
     write_table(out_breakdown, latex, nope_breakdown_frame(scores, models), models)
 
 
+@stage("nope-figure")
 def draw_nope_question_types(
-    score_paths: list[Path], models: list[str], out_stem: Path, dpi: int
+    score_files: list[Path], /, *, settings: FigureSettings, out_stem: Path
 ) -> None:
-    """Rule ``nope_figure``: NegP accuracy per question type."""
+    """NOPE accuracy per question type (NegP and other questions), PDF + PNG."""
     from halluscope.io import reports_by_model
 
-    plot_nope_question_types(reports_by_model(score_paths, models), models, out_stem, dpi=dpi)
+    models = settings.models
+    plot_nope_question_types(
+        reports_by_model(score_files, models), models, out_stem, dpi=settings.dpi
+    )

@@ -1,7 +1,7 @@
 # NOPE: NegP questions by list-then-rewrite (LLM, sharded) -> answers per model -> accuracy,
 # METEOR, NegP accuracy; lexical diversity; the Table 3 layout, the breakdown table and the
 # per-question-type figure. Included by the Snakefile through halluscope.benchmarks; stage code:
-# src/halluscope/benchmarks/nope/stages.py (commands.py, report.py beside it).
+# src/halluscope/benchmarks/nope/stages.py (report.py beside it: the table and figure).
 from halluscope.benchmarks.nope import settings as nope_settings
 from halluscope.benchmarks.nope.stages import GeneratorSettings as NopeGeneratorSettings
 from halluscope.benchmarks.nope.stages import check_config as nope_check_config

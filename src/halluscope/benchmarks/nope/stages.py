@@ -29,25 +29,23 @@ Every record keeps ``relevance`` (``null`` for other questions), ``question_type
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from halluscope.io import (
-    InputError,
-    read_json,
-    read_jsonl,
-    write_json,
-    write_jsonl,
-)
+from halluscope.benchmarks.nope.settings import ScoreSettings
+from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings, keyed_values, param
+from halluscope.stage_command import paired, stage
+from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
 
 if TYPE_CHECKING:
     from halluscope.benchmarks.nope.metric import MeteorScorer
-    from halluscope.stages.answering import AnswerSettings
 
 ANSWER_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 """The answering prompt: the question plus LLaVA-1.5's short-answer VQA instruction, so that
@@ -206,16 +204,14 @@ def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, A
     return records
 
 
+@stage("nope-generate")
 def generate_shard(
-    items_path: Path,
-    settings: GeneratorSettings,
-    cache_dir: Path,
-    shard: int,
-    out: Path,
+    settings: GeneratorSettings, items: Path, cache: Path, shard: int, out: Path
 ) -> dict[str, Any]:
-    """List-then-rewrite for the items of one shard (item index % ``shards`` == ``shard``).
+    """NOPE list-then-rewrite for one shard of the items.
 
-    Why shards: the LLM runs on one thread (see ``models/llamacpp.py``), so Snakemake runs the
+    The shard holds the items of index % ``shards`` == ``shard``; returns the counts. Why
+    shards: the LLM runs on one thread (see ``models/llamacpp.py``), so Snakemake runs the
     shards side by side on the free cores. Every (image, relevance) job is independent and
     seeded by image id, so the records do not depend on the shard count; the shards are merged
     in item order by :func:`questions`.
@@ -227,9 +223,9 @@ def generate_shard(
     shards = settings.shards
     if not 0 <= shard < shards:
         raise InputError(f"NOPE shard {shard} out of range for {shards} shard(s)")
-    items = list(load_items(items_path).values())[shard::shards]
+    chosen = list(load_items(items).values())[shard::shards]
     prepared = []
-    for item in items:
+    for item in chosen:
         extra = synonyms_of(item.get("gt_objects") or []) if settings.synonyms else []
         prepared.append({**item, "avoid": extra})
     llm = settings.llm
@@ -237,7 +233,7 @@ def generate_shard(
     result = generate_nope(
         prepared,
         backend,
-        ResponseCache(cache_dir, mode=llm.cache_mode),
+        ResponseCache(cache, mode=llm.cache_mode),
         relevances=settings.relevances,
         n_objects=settings.n_objects,
         seed=settings.seed,
@@ -253,7 +249,7 @@ def generate_shard(
     report = {
         "shard": shard,
         "shards": shards,
-        "image_ids": [item["image_id"] for item in items],
+        "image_ids": [item["image_id"] for item in chosen],
         "stats": result.stats,
         "objects": result.objects,
         "candidates": result.questions,
@@ -273,23 +269,23 @@ def _merge_counts(total: dict[str, Any], part: Mapping[str, Any]) -> None:
             total[key] = total.get(key, 0) + value
 
 
+@stage("nope-questions")
 def questions(
-    items_path: Path,
-    shard_paths: Sequence[Path],
-    settings: GeneratorSettings,
-    out_questions: Path,
+    shards: list[Path], /, *, settings: GeneratorSettings, items: Path, out_questions: Path,
     out_report: Path,
-) -> dict[str, Any]:
-    """Merge the shards (item order, then relevance order), add the other questions, write the
-    benchmark questions and ``generation.json``; return the pooled counts."""
-    items = list(load_items(items_path).values())
-    order = {item["image_id"]: index for index, item in enumerate(items)}
+) -> dict[str, Any]:  # fmt: skip
+    """NOPE questions: merged shards + other questions.
+
+    The shards merged in item order, then relevance order; the other questions added; the
+    benchmark questions and ``generation.json`` written; returns the pooled counts."""
+    loaded = list(load_items(items).values())
+    order = {item["image_id"]: index for index, item in enumerate(loaded)}
     relevance_order = {rel: index for index, rel in enumerate(settings.relevances)}
     stats: dict[str, Any] = {}
     objects: list[dict[str, Any]] = []
     candidates: list[dict[str, Any]] = []
     covered: list[str] = []
-    for path in shard_paths:
+    for path in shards:
         shard = read_json(path)
         _merge_counts(stats, shard["stats"])
         objects += shard["objects"]
@@ -307,7 +303,7 @@ def questions(
     objects.sort(key=place)  # stable: each job keeps the LLM's listing order
     candidates.sort(key=place)
     negp = [{key: q.get(key) for key in QUESTION_FIELDS} for q in candidates if q["valid"]]
-    others = annotation_questions(items)
+    others = annotation_questions(loaded)
     write_jsonl(out_questions, negp + others)
     stats["others"] = {
         "questions": len(others),
@@ -339,13 +335,9 @@ def _counts(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, int]:
 # ------------------------------------------------------------------------------------ answers
 
 
-def answers(
-    items_path: Path,
-    questions_path: Path,
-    settings: AnswerSettings,
-    out: Path,
-) -> None:
-    """Every question answered by one model, with the image, through the response cache.
+@stage("nope-answers")
+def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path, out: Path) -> None:
+    """NOPE answers of one model: every question, with the image, through the response cache.
 
     Each record carries what :func:`halluscope.benchmarks.nope.metric.score_answers` needs, so
     ``halluscope nope --answers`` scores an answer file by hand.
@@ -353,9 +345,9 @@ def answers(
     from halluscope.stages.answering import Question, answer_and_write
 
     answer_and_write(
-        items_path,
-        settings,
-        read_jsonl(questions_path),
+        items,
+        with_cache(settings, cache),
+        read_jsonl(questions),
         lambda q: Question(
             q["image_id"],
             f"nope/{q['question_id']}",
@@ -385,7 +377,25 @@ def answers(
 # ------------------------------------------------------------------------------------- scores
 
 
-def score(answers_path: Path, meteor: bool | MeteorScorer, out: Path) -> dict[str, Any]:
+@stage("nope-score")
+def score(settings: ScoreSettings, answers: list[Path], out: list[Path]) -> None:
+    """NOPE accuracy, METEOR and NegP accuracy of one model or more (paths paired by position).
+
+    Each model's answers are scored in turn by one METEOR process (its JVM starts once); one
+    line of accuracies per model on stderr."""
+    import contextlib
+
+    from halluscope.benchmarks.nope.metric import MeteorScorer
+
+    models = paired(answers=answers, out=out)
+    with MeteorScorer() if settings.meteor else contextlib.nullcontext(False) as meteor:
+        for answers_path, out_path in models:
+            report = score_file(answers_path, meteor, out_path)
+            summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
+            print(json.dumps(summary, sort_keys=True), file=sys.stderr)
+
+
+def score_file(answers_path: Path, meteor: bool | MeteorScorer, out: Path) -> dict[str, Any]:
     """NOPE scores of one model's answers (+ what a simulated LVLM injected).
 
     ``meteor``: as :func:`~halluscope.benchmarks.nope.metric.score_answers` takes it (a running
@@ -422,15 +432,17 @@ def _injected(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def lexdiv(questions_path: Path, out: Path) -> dict[str, Any]:
-    """MATTR, MTLD and HD-D of the NegP and the other question sets (NOPE §4.1, Figure 6).
+@stage("nope-lexdiv")
+def lexdiv(questions: Path, out: Path) -> None:
+    """MATTR, MTLD and HD-D of the NOPE question sets.
 
-    Each set's questions are concatenated in file order; NegP questions also per relevance and
-    per source. A measure that needs more tokens than a set has is ``null`` with the reason.
+    The NegP and the other question sets (NOPE §4.1, Figure 6), each set's questions
+    concatenated in file order; NegP questions also per relevance and per source. A measure
+    that needs more tokens than a set has is ``null`` with the reason.
     """
     from halluscope.benchmarks.nope.lexical_diversity import lexical_diversity, tokenize
 
-    rows = read_jsonl(questions_path)
+    rows = read_jsonl(questions)
 
     def measure(subset: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         tokens = [t for row in subset for t in tokenize(str(row["question"]))]
@@ -454,4 +466,3 @@ def lexdiv(questions_path: Path, out: Path) -> dict[str, Any]:
         "text": "questions concatenated in file order, LexicalRichness default tokens",
     }
     write_json(out, report)
-    return report

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
+from halluscope.benchmarks.phd.settings import FigureSettings, TableSettings
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
 from halluscope.report.latex import latex_escape
-
-if TYPE_CHECKING:
-    from halluscope.benchmarks.phd.settings import FigureSettings, TableSettings
+from halluscope.stage_command import stage
 
 PHD_MODE_LABELS: dict[str, str] = {"base": "base", "iac": "iac (sec)", "icc": "icc", "ccs": "ccs"}
 PHD_TASK_LABELS: dict[str, str] = {
@@ -147,23 +146,25 @@ def canonical_modes(modes: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(canonical_mode(m) for m in modes))
 
 
-def write_phd_table(report_paths: list[Path], settings: TableSettings, out: Path) -> None:
-    """Rule ``phd_table``: the PhD Index table (LaTeX + CSV twin) from every model's report."""
+@stage("phd-table")
+def write_phd_table(reports: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+    """PhD LaTeX table (and CSV twin): the PhD Index by model x mode and task."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
 
     models = settings.models
-    reports = reports_by_model(report_paths, models)
+    by_model = reports_by_model(reports, models)
     modes = canonical_modes(settings.modes)
-    latex = phd_table_latex(reports, models, modes, settings.decimals, dataset=settings.run)
-    write_table(out, latex, phd_frame(reports, models, modes), models)
+    latex = phd_table_latex(by_model, models, modes, settings.decimals, dataset=settings.run)
+    write_table(out, latex, phd_frame(by_model, models, modes), models)
 
 
-def draw_phd_heatmap(report_paths: list[Path], settings: FigureSettings, out_stem: Path) -> None:
-    """Rule ``phd_figure``: the mode x task heatmap from every model's report."""
+@stage("phd-figure")
+def draw_phd_heatmap(reports: list[Path], /, *, settings: FigureSettings, out_stem: Path) -> None:
+    """PhD mode x task heatmap, one panel per model (PDF + PNG)."""
     from halluscope.io import reports_by_model
 
     models = settings.models
-    reports = reports_by_model(report_paths, models)
+    by_model = reports_by_model(reports, models)
     modes = canonical_modes(settings.modes)
-    plot_phd_heatmap(reports, models, modes, out_stem, dpi=settings.dpi)
+    plot_phd_heatmap(by_model, models, modes, out_stem, dpi=settings.dpi)

@@ -1,6 +1,6 @@
 # PhD: prompts per mode x task -> answers per model -> PhD Index by mode x task, the mode x task
 # table and heatmap. Included by the Snakefile through halluscope.benchmarks; stage code:
-# src/halluscope/benchmarks/phd/stages.py (commands.py, report.py beside it).
+# src/halluscope/benchmarks/phd/stages.py (report.py beside it).
 from halluscope.benchmarks.phd import settings as phd_settings
 from halluscope.resources import model_resources
 from halluscope.stages.answering import AnswerSettings

@@ -14,23 +14,23 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from halluscope.benchmarks.phd.settings import PromptSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
+from halluscope.stage_command import stage
+from halluscope.stages.answering import AnswerSettings, Question, answer_and_write, with_cache
 from halluscope.stages.data import load_items
 
-if TYPE_CHECKING:
-    from halluscope.stages.answering import AnswerSettings
 
-
-def prompts(items_path: Path, questions_path: Path, modes: list[str], out: Path) -> None:
-    """Every (mode, record, label) prompt, mode by mode in the order given, as JSONL."""
+@stage("phd-prompts")
+def prompts(settings: PromptSettings, items: Path, out: Path) -> None:
+    """PhD prompts: every (mode, record, label), mode by mode in the order given, as JSONL."""
     from halluscope.benchmarks.phd.data import build_prompts, canonical_mode
 
-    records = load_records(questions_path, load_items(items_path))
+    records = load_records(settings.questions, load_items(items))
     paths = {r.image_id: r.image_path for r in records}
     rows = []
-    for mode in dict.fromkeys(canonical_mode(m) for m in modes):
+    for mode in dict.fromkeys(canonical_mode(m) for m in settings.modes):
         for prompt in build_prompts(records, mode):
             row = asdict(prompt)
             row["image_path"] = paths[prompt.image_id]  # the demo's exported image, not COCO's
@@ -71,19 +71,14 @@ def load_records(questions_path: Path, items: dict[str, dict]) -> list:
     return kept
 
 
-def answers(
-    items_path: Path,
-    prompts_path: Path,
-    settings: AnswerSettings,
-    out: Path,
-) -> None:
-    """Every prompt answered by one model, with the image, through the response cache."""
-    from halluscope.stages.answering import Question, answer_and_write
-
+@stage("phd-answers")
+def answers(settings: AnswerSettings, items: Path, prompts: Path, cache: Path, out: Path) -> None:
+    """PhD answers of one model: every prompt, with the image, through the response cache."""
+    settings = with_cache(settings, cache)
     answer_and_write(
-        items_path,
+        items,
         settings,
-        read_jsonl(prompts_path),
+        read_jsonl(prompts),
         lambda p: Question(
             p["image_id"],
             f"phd/{p['id']}",
@@ -103,12 +98,13 @@ def answers(
     )
 
 
-def score(answers_path: Path, out: Path) -> dict:
-    """PhD Index overall, per mode, task and mode x task for one model's answers."""
+@stage("phd-score")
+def score(answers: Path, out: Path) -> None:
+    """PhD Index of one model: overall, per mode, task and mode x task."""
     from halluscope.benchmarks.phd.data import canonical_mode
     from halluscope.benchmarks.phd.metric import PhdAnswer, phd_report
 
-    rows = read_jsonl(answers_path)
+    rows = read_jsonl(answers)
     report = phd_report(
         [
             PhdAnswer(str(r["id"]), canonical_mode(r["mode"]), r["task"], r["label"], r["answer"])
@@ -117,4 +113,3 @@ def score(answers_path: Path, out: Path) -> dict:
     )
     report["model"] = rows[0]["model"] if rows else None
     write_json(out, report)
-    return report

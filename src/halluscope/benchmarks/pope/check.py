@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.commands._args import help_epilog
+from halluscope.hand_check import help_epilog
 
 __all__ = ["add_parser", "align_answers", "check_unique_ids", "load_gt", "run", "run_build"]
 
@@ -150,7 +150,7 @@ def align_answers(
 
     ``lines``: the questions' line numbers in ``qpath``, for the duplicate-id error.
     """
-    from halluscope.commands._args import no_records
+    from halluscope.hand_check import no_records
     from halluscope.io import InputError
 
     for i, q in enumerate(questions, start=1):
@@ -227,7 +227,7 @@ def _by_id(
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
-    from halluscope.commands._args import report, score_text, warn, write_result
+    from halluscope.hand_check import report, score_text, warn, write_result
     from halluscope.io import iter_jsonl_numbered, read_json_records
 
     numbered = list(iter_jsonl_numbered(args.questions))
@@ -333,7 +333,7 @@ def run_build(args: argparse.Namespace) -> None:
     import random
 
     from halluscope.benchmarks.pope.metric import build_questions
-    from halluscope.commands._args import no_records, report, warn
+    from halluscope.hand_check import no_records, report, warn
     from halluscope.io import InputError, write_jsonl
 
     for flag, value in (("--n", args.n), ("--images", args.images)):

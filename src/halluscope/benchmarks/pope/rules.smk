@@ -1,6 +1,6 @@
 # POPE: questions per negative-sampling setting -> answers per model -> scores. Included by the
-# Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py
-# (commands.py beside it). POPE-F1 joins the CAOS tables (rule summarize reads the scores).
+# Snakefile through halluscope.benchmarks; stage code: src/halluscope/benchmarks/pope/stages.py.
+# POPE-F1 joins the CAOS tables (rule summarize reads the scores).
 from halluscope.benchmarks.pope import stages as pope_stages
 from halluscope.resources import model_resources
 from halluscope.stages.answering import AnswerSettings

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings, param
+from halluscope.stage_command import stage
+from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
-
-if TYPE_CHECKING:
-    from halluscope.stages.answering import AnswerSettings
 
 
 @dataclass(frozen=True)
@@ -48,31 +47,29 @@ class ScoreSettings(StageSettings):
     parser: str = param("pope.parser")
 
 
-def questions(settings: QuestionSettings, items_path: Path, out: Path) -> None:
-    """POPE questions for the dataset's images (images with fewer than n GT objects skipped)."""
+@stage("pope-questions")
+def questions(settings: QuestionSettings, items: Path, out: Path) -> None:
+    """POPE questions of one setting from the items.
+
+    Images with fewer than n GT objects are skipped."""
     from halluscope.benchmarks.pope.metric import build_questions
 
-    items = load_items(items_path)
-    gt = {image_id: item.get("gt_objects", []) for image_id, item in items.items()}
-    questions = build_questions(
+    gt = {image_id: item.get("gt_objects", []) for image_id, item in load_items(items).items()}
+    built = build_questions(
         gt, settings.setting, n=settings.n, seed=settings.seed, typo=settings.typo
     )
-    write_jsonl(out, questions)
+    write_jsonl(out, built)
 
 
-def answers(
-    items_path: Path,
-    questions_path: Path,
-    settings: AnswerSettings,
-    out: Path,
-) -> None:
-    """Every question answered by one model through the response cache (resumable)."""
+@stage("pope-answers")
+def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path, out: Path) -> None:
+    """POPE answers of one model, through the response cache (resumable)."""
     from halluscope.stages.answering import Question, answer_and_write
 
     answer_and_write(
-        items_path,
-        settings,
-        read_jsonl(questions_path),
+        items,
+        with_cache(settings, cache),
+        read_jsonl(questions),
         lambda q: Question(
             str(q["image"]),
             f"pope/{q['question_id']}",
@@ -86,13 +83,14 @@ def answers(
     )
 
 
-def score(questions_path: Path, answers_path: Path, settings: ScoreSettings, out: Path) -> None:
-    """POPE accuracy, precision, recall, F1, yes-ratio, unparsed for one model and setting."""
+@stage("pope-score")
+def score(settings: ScoreSettings, questions: Path, answers: Path, out: Path) -> None:
+    """POPE accuracy, precision, recall, F1 and yes ratio of one model (and unparsed answers)."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
 
     parser = settings.parser
-    labels = {q["question_id"]: q["label"] for q in read_jsonl(questions_path)}
-    preds = {a["question_id"]: parse_answer(a["text"], parser) for a in read_jsonl(answers_path)}
+    labels = {q["question_id"]: q["label"] for q in read_jsonl(questions)}
+    preds = {a["question_id"]: parse_answer(a["text"], parser) for a in read_jsonl(answers)}
     ids = list(labels)
     result = pope_scores([labels[i] for i in ids], [preds.get(i) for i in ids]).as_dict()
     write_json(out, {**result, "parser": parser})

@@ -137,7 +137,7 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
     """Read and check the JSONL file; every error names the file and the line. ``judge``: the
     judge to read from the pipeline's nested ``judgments.jsonl`` (required for that format)."""
     from halluscope.benchmarks.trihe.metric import QuestionJudgments
-    from halluscope.commands._args import no_records
+    from halluscope.hand_check import no_records
     from halluscope.io import iter_jsonl
 
     out: list[QuestionJudgments] = []
@@ -197,7 +197,7 @@ def read_judgments(path: Path, judge: str | None = None) -> list[Any]:
 
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.trihe.metric import hallucination_rates
-    from halluscope.commands._args import report, score_text, warn, write_result
+    from halluscope.hand_check import report, score_text, warn, write_result
 
     questions = read_judgments(args.judgments, args.judge)
     rates = hallucination_rates(questions, unattributed=args.unattributed)

@@ -82,7 +82,7 @@ def shared_sentence_model(model: str | Path | None = None, device: str | None = 
     Why: one judge job judges every model's triplets in turn (``halluscope stage trihe-judge``
     with several models); loading the encoder again for each would repeat seconds of start-up.
     The model is only read (``encode``), so sharing it changes no vector: each
-    :func:`halluscope.benchmarks.trihe.stages.judge` call still wraps it in its own
+    :func:`halluscope.benchmarks.trihe.stages.judge_model` call still wraps it in its own
     :class:`CachedEncoder`, and encodes the same texts in the same batches as a fresh load.
     """
     key = (str(model) if model is not None else DEFAULT_EMBEDDER, device)

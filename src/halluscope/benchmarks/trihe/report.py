@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
+from halluscope.benchmarks.trihe.settings import FigureSettings, TableSettings
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex
 from halluscope.report.latex import latex_escape
-
-if TYPE_CHECKING:
-    from halluscope.benchmarks.trihe.settings import FigureSettings, TableSettings
+from halluscope.stage_command import stage
 
 JUDGE_LABELS: dict[str, str] = {
     "slots": "Slot-similarity judge",
@@ -146,24 +145,26 @@ def plot_trihe_bars(
     return paths
 
 
-def write_trihe_table(score_paths: list[Path], settings: TableSettings, out: Path) -> None:
-    """Rule ``trihe_table``: Hallu_I / Hallu_Q per model and judge (LaTeX + CSV twin)."""
+@stage("trihe-table")
+def write_trihe_table(scores: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+    """Tri-HE LaTeX table (and CSV twin): Hallu_I / Hallu_Q per model and judge."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
 
     models, judges = settings.models, settings.judges
-    scores = reports_by_model(score_paths, models)
+    by_model = reports_by_model(scores, models)
     latex = trihe_table_latex(
-        scores, models, judges, settings.decimals, mitigation=settings.mitigation,
+        by_model, models, judges, settings.decimals, mitigation=settings.mitigation,
         dataset=settings.run,
     )  # fmt: skip
-    write_table(out, latex, trihe_frame(scores, models, judges), models)
+    write_table(out, latex, trihe_frame(by_model, models, judges), models)
 
 
-def draw_trihe_bars(score_paths: list[Path], settings: FigureSettings, out_stem: Path) -> None:
-    """Rule ``trihe_figure``: object vs relation hallucination bars of one judge."""
+@stage("trihe-figure")
+def draw_trihe_bars(scores: list[Path], /, *, settings: FigureSettings, out_stem: Path) -> None:
+    """Tri-HE object vs relation hallucination bars of one judge (PDF + PNG)."""
     from halluscope.io import reports_by_model
 
     models = settings.models
-    scores = reports_by_model(score_paths, models)
-    plot_trihe_bars(scores, models, settings.judge, out_stem, dpi=settings.dpi)
+    by_model = reports_by_model(scores, models)
+    plot_trihe_bars(by_model, models, settings.judge, out_stem, dpi=settings.dpi)

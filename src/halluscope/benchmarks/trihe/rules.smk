@@ -1,7 +1,7 @@
 # Tri-HE: questions -> answers per model -> triplets (LLM) -> judgements -> Hallu_Q / Hallu_I,
 # the Table 2 layout and the object vs relation bars. Included by the Snakefile through
-# halluscope.benchmarks; stage code: src/halluscope/benchmarks/trihe/stages.py (commands.py,
-# report.py beside it).
+# halluscope.benchmarks; stage code: src/halluscope/benchmarks/trihe/stages.py (report.py
+# beside it).
 from halluscope.benchmarks.trihe import settings as trihe_report
 from halluscope.benchmarks.trihe import stages as trihe_stages
 from halluscope.benchmarks.trihe.stages import check_config as trihe_check_config

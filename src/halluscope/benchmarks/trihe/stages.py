@@ -25,6 +25,8 @@ file counts it under ``injected`` so that tests and readers can compare measured
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,8 @@ from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings, param, plain
-from halluscope.stages.answering import AnswerSettings
+from halluscope.stage_command import paired, stage
+from halluscope.stages.answering import AnswerSettings, resolve, with_cache
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings
 
@@ -151,22 +154,23 @@ def check_config(config: Mapping[str, Any]) -> None:
 # ---------------------------------------------------------------------------------- questions
 
 
-def questions(items_path: Path, questions_path: Path, out: Path) -> None:
-    """The question file of the dataset, checked against its items, as JSONL.
+@stage("trihe-questions")
+def questions(settings: QuestionSettings, items: Path, out: Path) -> None:
+    """Tri-HE questions (checked against the items), as JSONL.
 
-    ``questions_path``: the demo's YAML, or Tri-HE's ``tri-he.json`` (a registered data file or a
-    path); for the latter only the images among the items are kept (``data.limit``).
+    ``settings.questions``: the demo's YAML, or Tri-HE's ``tri-he.json`` (a registered data file
+    or a path); for the latter only the images among the items are kept (``data.limit``).
     """
     from halluscope.data.fetch import resolve_input
 
-    items = load_items(items_path)
-    path = resolve_input(questions_path)
+    by_id = load_items(items)
+    path = resolve_input(settings.questions)
     if path.suffix == ".json":
-        rows = released_questions(path, items)
+        rows = released_questions(path, by_id)
     else:
         from halluscope.benchmarks.trihe.data import load_trihe_questions
 
-        rows = load_trihe_questions(path, items)
+        rows = load_trihe_questions(path, by_id)
     write_jsonl(out, rows)
 
 
@@ -207,14 +211,13 @@ def released_questions(path: Path, items: Mapping[str, Mapping[str, Any]]) -> li
 # ------------------------------------------------------------------------------------ answers
 
 
+@stage("trihe-answers")
 def answers(
-    items_path: Path,
-    questions_path: Path,
-    settings: TriheAnswerSettings,
-    out: Path,
+    settings: TriheAnswerSettings, items: Path, questions: Path, cache: Path, out: Path
 ) -> None:
-    """Every question answered by one model (directly, or describe-then-answer:
-    ``settings.mitigation``)."""
+    """Tri-HE answers of one model, through the response cache.
+
+    Each question answered directly, or describe-then-answer (``settings.mitigation``)."""
     from halluscope.models.base import (
         Request,
         image_request,
@@ -222,16 +225,16 @@ def answers(
         make_backend,
         user_message,
     )
-    from halluscope.stages.answering import resolve
 
+    settings = with_cache(settings, cache)
     mitigation = settings.mitigation
     if mitigation not in MITIGATIONS:
         raise InputError(f"unknown Tri-HE mitigation {mitigation!r}; valid: {MITIGATIONS}")
     llm = settings.llm
     model_id, params, template_version = llm.model_id, dict(llm.params), llm.template_version
-    items = load_items(items_path)
+    by_id = load_items(items)
     backend = make_backend(llm.spec, model_name=model_id, answer_keys=True)
-    qs = read_jsonl(questions_path)
+    qs = read_jsonl(questions)
     common = {
         "cache_dir": settings.cache_dir,
         "cache_mode": llm.cache_mode,
@@ -240,14 +243,14 @@ def answers(
     first_task = "trihe" if mitigation == "none" else "trihe-describe"
     first = [
         image_request(
-            items[q["image_id"]],
+            by_id[q["image_id"]],
             f"{model_id}/trihe/{first_task}/{q['question_id']}",
             q["question"] if mitigation == "none" else DESCRIBE_PROMPT.format(**q),
             params=params,
             task=first_task,
             meta={"question_id": q["question_id"]},
             answer_key=item_answer_key(
-                items[q["image_id"]], question=q["question"], triplets=q["triplets"]
+                by_id[q["image_id"]], question=q["question"], triplets=q["triplets"]
             ),
         )
         for q in qs
@@ -292,8 +295,9 @@ def answers(
 # ----------------------------------------------------------------------------------- triplets
 
 
-def triplets(answers_path: Path, settings: TripletSettings, cache_dir: Path, out: Path) -> dict:
-    """Triplets of every answer (LLM or the sim-template rule); returns the extraction counts."""
+@stage("trihe-triplets")
+def triplets(settings: TripletSettings, answers: Path, cache: Path, out: Path) -> dict:
+    """Tri-HE triplets of every answer (LLM or the sim-template rule), with counts for the log."""
     from halluscope.benchmarks.trihe.triplets import TripletExtractor
 
     method = settings.method
@@ -307,14 +311,14 @@ def triplets(answers_path: Path, settings: TripletSettings, cache_dir: Path, out
             raise ValueError("trihe.extractor: the llm method needs the extractor LLM settings")
         kwargs.update(
             backend=make_backend(llm.spec, model_name=llm.model_id),
-            cache=ResponseCache(cache_dir, mode=llm.cache_mode),
+            cache=ResponseCache(cache, mode=llm.cache_mode),
             gen_params=dict(llm.params),
             template_version=llm.template_version,
             constrained=llm.json_schema,
             batch_size=llm.batch_size,
         )
     extractor = TripletExtractor(method, **kwargs)
-    rows = read_jsonl(answers_path)
+    rows = read_jsonl(answers)
     fields = extractor.extract([r["text"] for r in rows])
     write_jsonl(
         out,
@@ -347,7 +351,6 @@ def _llm_judge(
         parse_judge_reply,
     )
     from halluscope.models.base import Request, make_backend
-    from halluscope.stages.answering import resolve
 
     llm = settings.llm
     if llm is None:
@@ -382,11 +385,34 @@ def _llm_judge(
     ]
 
 
+@stage("trihe-judge")
 def judge(
+    settings: JudgeSettings,
+    items: Path,
+    answers: list[Path],
+    triplets: list[Path],
+    cache: Path,
+    out_judgments: list[Path],
+    out_scores: list[Path],
+) -> None:
+    """Tri-HE judgements and Hallu_Q / Hallu_I of one model or more (paths paired by position).
+
+    Each model's (answers, triplets) judged in turn: one process loads the encoder once."""
+    models = paired(
+        answers=answers, triplets=triplets, out_judgments=out_judgments, out_scores=out_scores
+    )
+    for answers_path, triplets_path, judgments_path, scores_path in models:
+        scores = judge_model(
+            settings, items, answers_path, triplets_path, cache, judgments_path, scores_path
+        )
+        print(json.dumps(scores["extraction"], sort_keys=True), file=sys.stderr)
+
+
+def judge_model(
+    settings: JudgeSettings,
     items_path: Path,
     answers_path: Path,
     triplets_path: Path,
-    settings: JudgeSettings,
     cache_dir: Path,
     out_judgments: Path,
     out_scores: Path,

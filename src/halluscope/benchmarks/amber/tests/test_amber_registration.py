@@ -29,8 +29,8 @@ def test_the_fragment_is_enforced_like_the_main_schema() -> None:
 
 
 def test_stage_commands_and_answerer_come_from_the_folder() -> None:
-    from halluscope.cli import stage_names
     from halluscope.models.sim import answered_tasks
+    from halluscope.stage_command import stage_names
 
     assert {"amber-prompts", "amber-answers", "amber-score", "amber-table"} <= set(stage_names())
     assert "amber" in answered_tasks()

@@ -10,6 +10,7 @@ from typing import Any
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.io import read_jsonl, write_json
 from halluscope.settings import StageSettings, plain
+from halluscope.stage_command import stage
 from halluscope.stages.data import load_items
 
 
@@ -32,32 +33,37 @@ class EmbedSettings(StageSettings):
         return [{"embedder": e} for e in config["embed"]["embedders"]]
 
 
+@stage("embed")
 def run(
+    objects: tuple[Path, ...] = (),
+    /,
+    *,
     settings: EmbedSettings,
-    items_path: Path,
-    object_files: list[Path],
+    items: Path,
     out: Path,
-    missing_out: Path,
+    missing: Path,
 ) -> None:
-    """Write ``{embedder}.npz`` and the list of names without a vector."""
+    """One vector per object name CAOS compares, for one embedder.
+
+    Writes ``{embedder}.npz`` (``out``) and the list of names without a vector (``missing``)."""
     from halluscope.embeddings import embed_names, load_embedder, save_vectors
     from halluscope.objects.coco import COCO_CLASSES
 
     # every MSCOCO class, so that any K order (caos.frequent, caos.sensitivity) has its vectors
     embedder_id = settings.embedder_id
     names: set[str] = set(frequent_objects(settings.frequent)) | set(COCO_CLASSES)
-    for item in load_items(items_path).values():
+    for item in load_items(items).values():
         names.update(item.get("gt_objects", []))
         names.update(item.get("other_objects", []))
-    for path in object_files:
+    for path in objects:
         for rec in read_jsonl(path):
             names.update(o["name"] for o in rec["objects"])
     embedder = load_embedder(embedder_id, settings.spec)
-    words, matrix, missing = embed_names(embedder, sorted(names))
+    words, matrix, unknown = embed_names(embedder, sorted(names))
     save_vectors(out, words, matrix)
-    record = {"embedder": embedder_id, "missing": missing, "n_embedded": len(words)}
+    record = {"embedder": embedder_id, "missing": unknown, "n_embedded": len(words)}
     if settings.spec.get("kind") == "sentence-transformers":
         from halluscope.determinism import torch_kernels
 
         record["kernels"] = torch_kernels()  # the pinned kernel set that computed the vectors
-    write_json(missing_out, record)
+    write_json(missing, record)

@@ -33,6 +33,7 @@ from typing import Any
 
 from halluscope.io import InputError, iter_jsonl_numbered, read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings, param
+from halluscope.stage_command import stage
 from halluscope.stages.llm import LLMSettings
 
 METHODS = ("rule", "rule+lexicon", "rule+llm", "rule+lexicon+llm")
@@ -179,18 +180,21 @@ def _check_method(method: str) -> None:
         raise ValueError(f"extract.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
 
 
+@stage("extract")
 def run(
     settings: ExtractSettings,
     responses: Path,
     out: Path,
-    cache_dir: Path | None = None,
+    cache: Path | None = None,
     noun_tags: Path | None = None,
 ) -> dict[str, int]:
-    """Write one object record per response, in response order; returns extraction counts.
+    """The ordered object list of each response (rule, lexicon or LLM extraction).
 
-    ``settings.llm`` (``None`` = do not use the LLM for this file) is the extractor LLM
-    (:func:`instruction_llm`). ``noun_tags``: the store of rule ``noun_tags``
-    (:func:`tag_nouns`); the noun check tags only the windows it lacks.
+    One object record per response, in response order; returns the extraction counts (the
+    rule's log). ``settings.llm`` (``None`` = do not use the LLM for this file) is the extractor
+    LLM (:func:`instruction_llm`), asked through the response cache folder ``cache``.
+    ``noun_tags``: the store of rule ``noun_tags`` (:func:`tag_nouns`); the noun check tags only
+    the windows it lacks.
     """
     method, llm = settings.method, settings.llm
     _check_method(method)
@@ -202,7 +206,7 @@ def run(
         settings.lexicon,
         method if use_llm else base,
         llm if use_llm else None,
-        cache_dir,
+        cache,
         noun_tags,
     )
     ids, texts = _read_responses(responses)
@@ -218,12 +222,14 @@ def run(
     return stats
 
 
-def tag_nouns(settings: NounTagSettings, responses: Sequence[Path], out: Path) -> dict[str, int]:
-    """Tag, in this one process, the noun check's windows of every responses file, each file
-    as its extract job would (:meth:`LLMObjectExtractor.prepare` with a fresh noun check: the
-    same windows in the same batches), and write the store the extract jobs read
-    (:mod:`halluscope.objects.noun_tags`). Without a lexicon in the method the store is empty
-    and the tagger is not loaded."""
+@stage("extract-nouns")
+def tag_nouns(responses: list[Path], /, *, settings: NounTagSettings, out: Path) -> dict[str, int]:
+    """The noun check's tags of many responses files, in one process (read by extract).
+
+    Tags the noun check's windows of every responses file, each file as its extract job would
+    (:meth:`LLMObjectExtractor.prepare` with a fresh noun check: the same windows in the same
+    batches), and writes the store the extract jobs read (:mod:`halluscope.objects.noun_tags`).
+    Without a lexicon in the method the store is empty and the tagger is not loaded."""
     from halluscope.objects.noun_tags import merge_tagged, write_store
     from halluscope.objects.nouns import NounCheck
 
@@ -241,11 +247,14 @@ def tag_nouns(settings: NounTagSettings, responses: Sequence[Path], out: Path) -
     return {"files": len(responses), "windows": written, "left_out": len(store) - written}
 
 
-def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
-    """Pooled counts over object files: objects per source and domain, and the LLM's audit
-    trail (replies, invalid JSON, names rejected by reason, names covered by an earlier source)."""
+@stage("extract-report")
+def report(objects: list[Path], /, *, out: Path) -> None:
+    """Pooled extraction counts over object files.
+
+    Objects per source and domain, and the LLM's audit trail (replies, invalid JSON, names
+    rejected by reason, names covered by an earlier source)."""
     counts: dict[str, Any] = {
-        "files": len(object_paths),
+        "files": len(objects),
         "captions": 0,
         "objects": {},
         "llm": {
@@ -259,7 +268,7 @@ def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
         },
     }
     llm = counts["llm"]
-    for path in object_paths:
+    for path in objects:
         for rec in read_jsonl(path):
             counts["captions"] += 1
             for obj in rec.get("objects", []):
@@ -282,4 +291,3 @@ def report(object_paths: Sequence[Path], out: Path) -> dict[str, Any]:
 
         counts["llm_build"] = llama_provenance()  # which build produced the replies
     write_json(out, counts)
-    return counts

@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from halluscope.settings import StageSettings
+from halluscope.stage_command import stage
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings, generation_block
-
-if TYPE_CHECKING:
-    from halluscope.stages.answering import AnswerSettings
 
 
 @dataclass(frozen=True)
@@ -73,28 +71,24 @@ def replay_spec_for(spec: dict, instruction_id: str, instruction: str) -> dict:
     return out
 
 
-def run(
-    items_path: Path,
-    settings: AnswerSettings,
-    instruction_id: str,
-    instruction: str,
-    out: Path,
-) -> dict:
-    """Write ``results/responses/.../{instruction}.jsonl``; returns cache statistics. The model,
-    generation params and response cache are the same typed settings the answers stages take."""
+@stage("generate")
+def run(settings: GenerateSettings, items: Path, cache: Path, out: Path) -> dict:
+    """Captions of one model for one instruction.
+
+    Writes ``results/responses/.../{instruction}.jsonl`` through the response cache ``cache``;
+    returns the cache statistics (the rule's log)."""
     from halluscope.models.base import make_backend
     from halluscope.models.cache import ResponseCache
     from halluscope.models.generate import generate_captions
 
-    items = load_items(items_path)
-    llm = settings.llm
+    records = list(load_items(items).values())
+    llm, instruction_id, instruction = settings.llm, settings.instruction_id, settings.instruction
     model_spec = replay_spec_for(dict(llm.spec), instruction_id, instruction)
     backend = make_backend(model_spec, model_name=llm.model_id, answer_keys=True)
-    cache = ResponseCache(settings.cache_dir, mode=llm.cache_mode)
     return generate_captions(
         backend=backend,
-        cache=cache,
-        items=list(items.values()),
+        cache=ResponseCache(cache, mode=llm.cache_mode),
+        items=records,
         instruction_id=instruction_id,
         instruction=instruction,
         model_name=llm.model_id,

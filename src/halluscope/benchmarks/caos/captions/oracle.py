@@ -23,13 +23,14 @@ oracle file of a dataset (each distinct image/object pair once).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings
+from halluscope.stage_command import stage
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings, generation_block
 
@@ -75,22 +76,26 @@ def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[s
     return pairs
 
 
+@stage("oracle-decide")
 def run(
     settings: OracleSettings,
     objects: Path,
-    items_path: Path,
+    items: Path,
     out: Path,
-    accuracy_out: Path | None = None,
-    cache_dir: Path | None = None,
+    accuracy: Path | None = None,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
-    """Write the decisions (and, with ``accuracy_out``, the accuracy report); returns the report."""
+    """Presence decisions (in the image or not) for one objects file.
+
+    Writes the decisions (and, with ``accuracy``, the accuracy report); returns the report (the
+    rule's log). ``cache``: the response cache folder of the ensemble."""
     from halluscope.models.oracle import EnsembleOracle, accuracy_report, label
 
     method, members = settings.method, settings.members
     if method not in METHODS:
         raise ValueError(f"oracle.method: unknown method {method!r}; valid: {', '.join(METHODS)}")
-    items = load_items(items_path)
-    pairs = out_of_domain_pairs(objects, items)
+    by_id = load_items(items)
+    pairs = out_of_domain_pairs(objects, by_id)
     unparsed: dict[str, int] = {}
     if method == "ensemble":
         from halluscope.models.base import make_backend
@@ -98,7 +103,7 @@ def run(
 
         if not members:
             raise ValueError("oracle.members: the ensemble method needs at least one member")
-        if cache_dir is None:
+        if cache is None:
             raise ValueError("oracle: the ensemble method needs a response cache folder (--cache)")
         backends = {
             m.model_id: make_backend(m.spec, model_name=m.model_id, answer_keys=True)
@@ -107,36 +112,37 @@ def run(
         shared = members[0]  # one generation block asks every member
         oracle = EnsembleOracle(
             backends,
-            ResponseCache(cache_dir, shared.cache_mode),
+            ResponseCache(cache, shared.cache_mode),
             dict(shared.params),
             shared.template_version,
             shared.batch_size,
         )
-        records = oracle.decide(items, pairs)
+        records = oracle.decide(by_id, pairs)
         unparsed = dict(oracle.unparsed)
     else:
         records = [
             {
                 "image_id": image_id,
                 "name": name,
-                "present": label(items[image_id], name) if method == "annotations" else None,
+                "present": label(by_id[image_id], name) if method == "annotations" else None,
                 "votes": {},
                 "method": method,
             }
             for image_id, name in pairs
         ]
     write_jsonl(out, records)
-    report = {"method": method, **accuracy_report(records, items), "unparsed_answers": unparsed}
-    if accuracy_out is not None:
-        write_json(accuracy_out, report)
+    report = {"method": method, **accuracy_report(records, by_id), "unparsed_answers": unparsed}
+    if accuracy is not None:
+        write_json(accuracy, report)
     return report
 
 
-def pool(oracle_files: Sequence[Path], items_path: Path, out: Path) -> dict[str, Any]:
-    """One accuracy report over many oracle files (each distinct image/object pair once)."""
+@stage("oracle-pool")
+def pool(oracle_files: list[Path], /, *, items: Path, out: Path) -> None:
+    """Oracle accuracy over many oracle files (each distinct image/object pair once)."""
     from halluscope.models.oracle import accuracy_report
 
-    items = load_items(items_path)
+    by_id = load_items(items)
     records: list[dict[str, Any]] = []
     methods: set[str] = set()
     for path in oracle_files:
@@ -146,10 +152,9 @@ def pool(oracle_files: Sequence[Path], items_path: Path, out: Path) -> dict[str,
     report = {
         "files": len(oracle_files),
         "method": "|".join(sorted(methods)),
-        **accuracy_report(records, items),
+        **accuracy_report(records, by_id),
     }
     write_json(out, report)
-    return report
 
 
 def load_decisions(path: str | Path) -> dict[tuple[str, str], bool | None]:

@@ -1,96 +1,19 @@
-"""Declarative argparse helpers shared by ``halluscope.cli`` and the stage command modules.
+"""What every hand-check command shares: its help epilog, input checks, one-line summary and
+warnings on stderr, and its JSON result.
 
-Why one module: every stage subcommand is a list of ``(flag, kind)`` pairs of the same few kinds
-(its settings, a path, input files, JSON of paths), and every model-answering stage takes the
-same settings, items, cache and output flags. Not a command module itself: the leading underscore
-keeps it out of the discovery in :func:`halluscope.cli._add_command_modules`.
+The hand-check commands are ``halluscope.commands.*`` and each benchmark's ``check.py``.
+Pipeline stages need none of this: their command line is their function's signature
+(:mod:`halluscope.stage_command`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError
-
-PATH_FLAG = {"type": Path, "required": True}
-JSON_FLAG = {"type": json.loads, "required": True}
-FILES = {"type": Path, "nargs": "+"}
-PATHS = {"type": Path, "nargs": "+", "required": True}
-"""One path or more per flag, paired by position with the command's other PATHS flags
-(:func:`paired`): one job runs a stage for every model (or instruction, figure), in one process."""
-SETTINGS = (
-    "--settings",
-    {
-        "required": True,
-        "metavar": "JSON",
-        "help": "the stage's settings (built in the rule by <Settings>.from_config), as JSON",
-    },
-)
-"""The one params value of a stage (:class:`halluscope.settings.StageSettings`): every other flag
-of a stage is an input, output or log path."""
-
-ANSWER_ARGS: tuple[tuple[str, dict], ...] = (
-    SETTINGS,
-    ("--items", PATH_FLAG),
-    ("--cache", PATH_FLAG),
-    ("--out", PATH_FLAG),
-)
-"""The flags of every ``stage-*-answers`` command but its questions file: the settings
-(:class:`~halluscope.stages.answering.AnswerSettings`), the items, the response cache, the
-output."""
-
-
-def add(
-    sub: Any,
-    name: str,
-    help_text: str,
-    func: Callable[[argparse.Namespace], None],
-    *args: tuple[str, dict],
-) -> None:
-    """Add subcommand ``name`` with the ``(flag, kwargs)`` arguments; ``func`` handles it.
-    ``help_text`` is its one-line description (``halluscope stage --help`` lists it)."""
-    parser = sub.add_parser(name, help=help_text, description=help_text)
-    for flag, kwargs in args:
-        parser.add_argument(flag, **kwargs)
-    parser.set_defaults(func=func)
-
-
-def answer_settings(args: argparse.Namespace, settings: type | None = None) -> Any:
-    """The answers stage's ``--settings`` (``settings``: an
-    :class:`~halluscope.stages.answering.AnswerSettings` class, that class by default) with the
-    response cache of ``--cache``."""
-    import dataclasses
-
-    from halluscope.stages.answering import AnswerSettings
-
-    value = (settings or AnswerSettings).from_json(args.settings)
-    return dataclasses.replace(value, cache_dir=args.cache)
-
-
-def answer_inputs(args: argparse.Namespace, questions: Path, settings: type | None = None) -> tuple:
-    """The leading arguments of every ``halluscope.stages.<benchmark>.answers``: the items, the
-    questions file (``--questions`` or ``--prompts``) and the :func:`answer_settings`."""
-    return args.items, questions, answer_settings(args, settings)
-
-
-def paired(args: argparse.Namespace, *flags: str) -> list[tuple[Any, ...]]:
-    """The values of the multi-value ``flags`` zipped by position (one tuple per entry).
-
-    Why: a job that runs a stage for several models (instructions, figures) loads its heavy
-    parts once; the i-th value of each flag belongs to the i-th entry, so the counts must agree.
-    """
-    lists = [getattr(args, flag.lstrip("-").replace("-", "_")) for flag in flags]
-    if len({len(paths) for paths in lists}) > 1:
-        counts = ", ".join(f"{flag} {len(paths)}" for flag, paths in zip(flags, lists, strict=True))
-        raise InputError(
-            f"{', '.join(flags)} take as many values each, paired by position (one per entry); "
-            f"got {counts}"
-        )
-    return list(zip(*lists, strict=True))
 
 
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:
