@@ -33,6 +33,7 @@ for _benchmark in BENCHMARKS:
 include: "rules/figures.smk"
 include: "rules/tables.smk"
 include: "rules/paper.smk"
+include: "rules/explorer.smk"
 
 
 mark_replaced_outputs()
@@ -59,5 +60,6 @@ rule all:
     input:
         "results/tables",
         f"results/metrics/{RUN}.json",
+        f"results/explorer/{RUN}/index.html",
         benchmark_figure_files(),
         dvc_stage_files(),

@@ -65,7 +65,9 @@ def test_snakemake_report_has_every_figure_and_twin_by_category(project: Path) -
         assert sorted(categories[category]["Tables"]) == sorted(f"{tables}/{n}.csv" for n in twins)
     for category, pngs in FIGURES.items():
         assert categories[category]["Figures"] == [f"{figures}/{n}.png" for n in pngs]
-    assert set(categories) == {"CAOS", "Tri-HE", "PhD", "NOPE"}  # nothing filed as "Other"
+    # nothing filed as "Other"
+    assert set(categories) == {"CAOS", "Tri-HE", "PhD", "NOPE", "Explorer"}
+    assert categories["Explorer"]["Pages"] == [f"results/explorer/{PROFILE}/index.html"]
 
     marked = [
         path for subcats in categories.values() for paths in subcats.values() for path in paths

@@ -5,7 +5,7 @@ sources, the report's titles, tests) is hard to add and to remove. A benchmark p
 of its own pieces, and one :class:`Benchmark` line here is the only code outside its folder that
 names it; everything else is discovered from the folder. The Snakefile includes its rules file,
 :mod:`halluscope.config` merges its params-schema fragment, the data stage takes its items
-loader, ``halluscope stage`` its stage commands, the simulator its answerer, rule ``tables`` its
+loader, ``halluscope stage`` its stage functions, the simulator its answerer, rule ``tables`` its
 tables, the report its captions and the paper its section, all from :data:`BENCHMARKS`.
 
 A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules and the schema):
@@ -18,7 +18,10 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``data.py``: ``items(options)`` for each dataset it defines;
 - ``sources.py``: ``SOURCES``, the raw files it reads (merged into
   :data:`halluscope.data.sources.SOURCES`);
-- ``commands.py``: ``add_parser(subparsers)`` registering its ``stage-<name>-*`` commands;
+- ``stages.py`` (and any module of the folder): its stages, each a function declared
+  ``@stage("<name>-<step>")`` whose signature is its command line
+  (:mod:`halluscope.stage_command`);
+- ``check.py``: ``add_parser(subparsers)`` registering its hand-check commands;
 - ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``);
 - ``headlines.py``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
 - ``report_files.py``: ``table_files(config, run)`` and ``figure_files(config, run)`` when
@@ -63,7 +66,8 @@ class Caption:
 @dataclass(frozen=True)
 class Benchmark:
     """One packaged benchmark: its name (the params section, the ``results/<name>/`` folder and
-    the ``stage-<name>-*`` prefix) and its label; what it contributes is read from its folder."""
+    the ``<name>-*`` prefix of its stage names) and its label; what it contributes is read from
+    its folder."""
 
     name: str
     title: str

@@ -1,0 +1,33 @@
+# The explorer page (halluscope.stages.explorer): every caption and answer of the profile, per
+# image, worst images first, in one HTML file that opens offline. Its inputs are the files each
+# enabled benchmark's explorer part reads (src/halluscope/benchmarks/<name>/explorer.py), the
+# same files its tables read; its code digest covers those parts and the page's template (the
+# registry's digests cover DVC stages and benchmarks). Not a DVC stage: a view of results the
+# DVC stages already track.
+from pathlib import Path
+
+from halluscope.stages import explorer as explorer_stage
+
+
+rule explorer:
+    """Every caption and answer of the profile per image, worst images first (offline HTML)."""
+    input:
+        unpack(lambda wc: explorer_stage.rule_inputs(config, wc.profile)),
+    output:
+        report(
+            "results/explorer/{profile}/index.html",
+            caption="../docs/report/explorer.rst",
+            category="Explorer",
+            subcategory="Pages",
+            labels={"name": "every caption and answer, per image", "profile": "{profile}"},
+        ),
+    params:
+        settings=settings_arg(explorer_stage.ExplorerSettings),
+        code=explorer_stage.code_digest(Path(workflow.basedir)),
+    conda:
+        "../envs/halluscope.yaml"
+    log:
+        "logs/explorer/{profile}.log",
+    shell:
+        "halluscope stage explorer --settings {params.settings:q} --items {input.item_file} "
+        "--out {output} > {log} 2>&1"

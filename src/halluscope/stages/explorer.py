@@ -1,0 +1,124 @@
+"""Explorer stage: every caption and answer of a profile, per image, in one offline HTML page.
+
+Why: the tables give rates, and a reader judging a model also reads its examples: which objects
+a caption hallucinates, which out-of-domain objects the oracle rejected, which answers went
+wrong. The stage knows no benchmark: every enabled benchmark with an ``explorer.py`` in its
+folder (:mod:`halluscope.explorer.records` says what one holds) reads its own result files, the
+ones its tables read, and this stage puts them together with the profile's items and
+thumbnails (:mod:`halluscope.explorer.page`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from halluscope.io import InputError
+from halluscope.settings import StageSettings, param, plain
+from halluscope.stage_command import stage
+
+PART = "explorer"
+
+
+def plugins() -> dict[str, ModuleType]:
+    """Benchmark name -> its ``explorer`` module, registry order (halluscope.benchmarks)."""
+    from halluscope.benchmarks import import_plugins
+
+    return {module.__name__.split(".")[-2]: module for module in import_plugins(PART)}
+
+
+@dataclass(frozen=True)
+class ExplorerSettings(StageSettings):
+    """The profile, its models (the page's order), and for every enabled benchmark with an
+    explorer part the params its entries depend on (that part's ``options(config)``)."""
+
+    profile: str = param("profile")
+    models: list[str] = param("generate.models")
+    benchmarks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> ExplorerSettings:
+        from halluscope.benchmarks import by_name
+
+        return cls(
+            str(config["profile"]),
+            list(plain(config["generate"]["models"])),
+            {
+                name: plain(module.options(config))
+                for name, module in plugins().items()
+                if by_name(name).enabled(config)
+            },
+        )
+
+
+def input_files(settings: ExplorerSettings) -> list[str]:
+    """The result files the page reads (the rule's inputs besides the items)."""
+    return [
+        path
+        for name, module in plugins().items()  # registry order
+        if name in settings.benchmarks
+        for path in module.files(settings.benchmarks[name], settings.profile)
+    ]
+
+
+def rule_inputs(config: Mapping[str, Any], profile: str) -> dict[str, Any]:
+    """Rule ``explorer``'s named inputs: the items and the files :func:`input_files` lists."""
+    return {
+        "item_file": f"results/data/{profile}/items.jsonl",
+        "results": input_files(ExplorerSettings.from_config(config)),
+    }
+
+
+def code_digest(root: Path) -> str:
+    """SHA-256 (16 hex digits) of the explorer's code: this module, every benchmark's explorer
+    part and what they import, and the page's template, script and style.
+
+    Why here and not :func:`halluscope.registry.code_digest`: the registry digests its DVC
+    stages and benchmarks, and the page is neither; an edit of any of these files reruns it."""
+    from halluscope.explorer.page import TEMPLATE_FILES
+    from halluscope.registry import CORE_CODE, import_closure
+
+    package = root / "src" / "halluscope"
+    entries = [package / "stages" / "explorer.py", *sorted(package.glob(f"benchmarks/*/{PART}.py"))]
+    files = import_closure(entries, root) | {root / e for e in CORE_CODE if e.endswith(".py")}
+    files |= {package / "explorer" / name for name in TEMPLATE_FILES}
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@stage("explorer")
+def explorer(settings: ExplorerSettings, items: Path, out: Path) -> dict[str, Any]:
+    """The explorer page of a profile (results/explorer/<profile>/index.html).
+
+    Per image (worst first): its thumbnail, ground truth, every model's caption per instruction
+    with its objects marked, and every benchmark's answers; the result files are read from the
+    working directory, as the rule lists them."""
+    from halluscope.explorer.page import page_data, render, thumbnail
+    from halluscope.io import atomic_write_text
+    from halluscope.stages.data import load_items
+
+    loaded = load_items(items)
+    found = plugins()
+    unknown = sorted(set(settings.benchmarks) - set(found))
+    if unknown:
+        raise InputError(f"--settings: benchmarks {unknown} have no explorer part")
+    contributions = {
+        name: module.contribution(settings.benchmarks[name], settings.profile, loaded)
+        for name, module in found.items()  # registry order
+        if name in settings.benchmarks
+    }
+    thumbnails = {
+        image_id: thumbnail(Path(item["image"])) if item.get("image") else None
+        for image_id, item in loaded.items()
+    }
+    data = page_data(settings.profile, settings.models, loaded, contributions, thumbnails)
+    page = render(data)
+    atomic_write_text(out, page)
+    return {"bytes": len(page.encode("utf-8")), **data["summary"]}
