@@ -2,7 +2,8 @@
 
 Snakemake calls :func:`validate` while parsing the Snakefile, so a typo in a key fails before any
 job runs, with a message naming the key. Cross-references (a model id in ``generate.models``
-that has no spec, an unknown instruction or embedder id) are checked here too, with the valid ids.
+that has no spec) are checked here too, with the valid ids, and so are each benchmark's own
+(``benchmarks/<name>/params_check.py``: CAOS's instruction and embedder ids, ``caos.k``).
 """
 
 from __future__ import annotations
@@ -226,78 +227,21 @@ def with_benchmark_fragments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_references(config: Mapping[str, Any], source: str) -> None:
-    gen = config["generate"]
-    for model in gen["models"]:
+    """Ids that must name an entry elsewhere in the params: the models of ``generate.models``;
+    then each model spec and every benchmark's own checks (its folder's ``params_check.py``,
+    e.g. CAOS's instructions, embedders, extractor LLM, oracle and ``caos.k``)."""
+    from halluscope.benchmarks import import_plugins
+
+    for model in config["generate"]["models"]:
         if model not in config["models"]:
             raise ConfigError(
                 f"{source}: generate.models: unknown model id '{model}'; "
                 f"valid ids: {', '.join(sorted(config['models']))}",
                 key="generate.models",
             )
-    for key, ids in (
-        ("generate.instructions", gen["instructions"]),
-        ("tables.table1_instructions", config["tables"]["table1_instructions"]),
-    ):
-        for inst in ids:
-            if inst not in config["instructions"]:
-                raise ConfigError(
-                    f"{source}: {key}: unknown instruction id '{inst}'; "
-                    f"valid ids: {', '.join(sorted(config['instructions']))}",
-                    key=key,
-                )
-    for emb in config["embed"]["embedders"]:
-        if emb not in config["embed"]["specs"]:
-            raise ConfigError(
-                f"{source}: embed.embedders: unknown embedder id '{emb}'; "
-                f"valid ids: {', '.join(sorted(config['embed']['specs']))}",
-                key="embed.embedders",
-            )
-    _check_llm_and_oracle(config, source)
     _check_model_specs(config, source)
-    if config["caos"]["k"] > config["caos"]["k_max"]:
-        raise ConfigError(
-            f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}",
-            key="caos.k",
-        )
-
-
-def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
-    """The extractor LLM and the oracle members must be model ids; LLM instructions known."""
-    models = config["models"]
-    valid = ", ".join(sorted(models))
-    extract = config["extract"]
-    if "llm" in str(extract.get("method", "")).split("+"):
-        llm = extract.get("llm")
-        if not isinstance(llm, Mapping):
-            raise ConfigError(
-                f"{source}: extract.method={extract['method']!r} needs an 'extract.llm' section "
-                "(an LLM block: model, max_new_tokens, temperature, seed, ...)"
-            )
-        if llm["model"] not in models:
-            raise ConfigError(
-                f"{source}: extract.llm.model: unknown model id '{llm['model']}'; "
-                f"valid ids: {valid}"
-            )
-        chosen = extract.get("llm_instructions", "all")
-        for inst in [] if chosen == "all" else chosen:
-            if inst not in config["instructions"]:
-                raise ConfigError(
-                    f"{source}: extract.llm_instructions: unknown instruction id '{inst}'; "
-                    f"valid ids: {', '.join(sorted(config['instructions']))}"
-                )
-    oracle = config["oracle"]
-    if oracle["method"] == "ensemble":
-        members = oracle.get("members") or []
-        if not members:
-            raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.members (model ids)")
-        for member in members:
-            if member not in models:
-                raise ConfigError(
-                    f"{source}: oracle.members: unknown model id '{member}'; valid ids: {valid}"
-                )
-        missing = [k for k in ("seed", "max_new_tokens", "temperature") if k not in oracle]
-        if missing:
-            raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
+    for module in import_plugins("params_check"):
+        module.check(config, source)
 
 
 def _check_model_specs(config: Mapping[str, Any], source: str) -> None:
