@@ -1,11 +1,11 @@
 """What a model-calling job asks of a scheduler: GPUs, memory and wall time, from model specs.
 
-Every rule that calls a model declares ``resources: **model_resources(config, "<rule>")``; this
-module is the one place that knows which model specs each of those rules loads
-(:data:`RULE_MODELS`) and what a spec needs (:func:`spec_needs`). Executors read the resources by
-their standard names: ``gpu`` (count), ``mem_mb`` and ``runtime`` (minutes); ``profiles/slurm``
-turns them into ``--gpus``, ``--mem``, ``-t`` and a partition. A local run ignores them unless
-given ``--resources gpu=N`` (then at most N GPU jobs run at once).
+Every rule that calls a model declares ``resources: **model_resources(config, "<rule>")``; which
+model specs each of those rules loads comes from its benchmark's folder (``needs.py``, collected
+in :data:`RULE_MODELS`), and what a spec needs is said here (:func:`spec_needs`). Executors
+read the resources by their standard names: ``gpu`` (count), ``mem_mb`` and ``runtime``
+(minutes); ``profiles/slurm`` turns them into ``--gpus``, ``--mem``, ``-t`` and a partition. A
+local run ignores them unless given ``--resources gpu=N`` (then at most N GPU jobs run at once).
 
 A model spec (``models:`` in ``params.yaml``) may carry the scheduling keys ``gpu``, ``mem_mb``
 and ``runtime`` beside its backend keys; the backends never see them (``make_backend`` drops
@@ -85,55 +85,17 @@ def combined(needs: Iterable[Needs]) -> Needs:
 # --- which models each model-calling rule loads -------------------------------------------------
 
 
-def _answering_model(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+def answering_model(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    """The one LVLM of a job that has model ``{model}`` answer (generate, ``<name>_answers``)."""
     model = wildcards.model
     return [spec_needs(config["models"][model], f"models.{model}")]
 
 
-def _llm(settings: LLMSettings | None, where: str) -> list[Needs]:
-    """The model of a stage's LLM settings, if any."""
+def llm_needs(settings: LLMSettings | None, where: str) -> list[Needs]:
+    """The model of a stage's LLM settings, if any (``where``: its params key, for errors)."""
     if settings is None:
         return []
     return [spec_needs(settings.spec, f"models.{settings.model_id} ({where})")]
-
-
-def _extract(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.caos.captions.extract import instruction_llm
-
-    return _llm(instruction_llm(config, wildcards.instruction), "extract.llm")
-
-
-def _oracle(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    oracle = config["oracle"]
-    if oracle["method"] != "ensemble":
-        return []
-    return [spec_needs(config["models"][m], f"models.{m}") for m in oracle.get("members", [])]
-
-
-def _embed(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    spec = config["embed"]["specs"][wildcards.embedder]
-    return [spec_needs(spec, f"embed.specs.{wildcards.embedder}")]
-
-
-def _trihe_triplets(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import TripletSettings
-
-    settings = TripletSettings.from_config(config)
-    return _llm(settings.llm, "trihe.extractor.llm")
-
-
-def _trihe_judge(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.trihe.stages import JudgeSettings
-
-    settings = JudgeSettings.from_config(config)
-    encoders = [ENCODER_NEEDS] * (1 + (settings.nli_model is not None))  # encoder, NLI model
-    return encoders + _llm(settings.llm, "trihe.judge.llm")
-
-
-def _nope_generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
-
-    return _llm(GeneratorSettings.from_config(config).llm, "nope.llm")
 
 
 def _benchmark_answering_rules() -> list[str]:
@@ -145,16 +107,18 @@ def _benchmark_answering_rules() -> list[str]:
     return [rule for text, rule in rules if f"rule {rule}:" in text]
 
 
-RULE_MODELS: dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]] = {
-    "generate": _answering_model,
-    "extract": _extract,
-    "oracle": _oracle,
-    "embed": _embed,
-    "trihe_triplets": _trihe_triplets,
-    "trihe_judge": _trihe_judge,
-    "nope_generate": _nope_generate,
-    **{rule: _answering_model for rule in _benchmark_answering_rules()},
-}
+def _rule_models() -> dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]]:
+    """Every model-calling rule: the ``<name>_answers`` rules, and the rules each benchmark's
+    ``needs.py`` lists in ``RULE_NEEDS`` (rule -> the models one job loads)."""
+    from halluscope.benchmarks import import_plugins
+
+    found = {rule: answering_model for rule in _benchmark_answering_rules()}
+    for module in import_plugins("needs"):
+        found.update(module.RULE_NEEDS)
+    return found
+
+
+RULE_MODELS: dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]] = _rule_models()
 
 
 def job_needs(config: Mapping[str, Any], rule: str, wildcards: Any) -> Needs:

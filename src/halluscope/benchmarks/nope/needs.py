@@ -1,0 +1,18 @@
+"""The model each job of NOPE's question generation loads (its ``resources:``,
+:mod:`halluscope.resources`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from halluscope.resources import Needs, llm_needs
+
+
+def _generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
+    from halluscope.benchmarks.nope.stages import GeneratorSettings
+
+    return llm_needs(GeneratorSettings.from_config(config).llm, "nope.llm")
+
+
+RULE_NEEDS = {"nope_generate": _generate}
