@@ -174,6 +174,58 @@ def test_only_the_registry_line_profile_and_docs_name_a_shaped_benchmark_outside
     assert lines == [f'    Benchmark("{SHAPED}", "AMBER (generative task)"),'], lines
 
 
+#: The core modules that know no benchmark: the command line, the stage runner, the params
+#: check and the scheduler resources read every benchmark from its folder.
+BENCHMARK_FREE = (
+    "src/halluscope/cli.py",
+    "src/halluscope/stage_command.py",
+    "src/halluscope/config.py",
+    "src/halluscope/resources.py",
+    "src/halluscope/hand_check.py",
+)
+
+
+def _code_words(path: Path) -> set[str]:
+    """The names, attributes, imported modules and string constants of a module's code, its
+    docstrings left out (they may give a benchmark as an example)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                words.update(re.findall(r"[A-Za-z]+", node.value))
+        elif isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            words.update(node.module.split("."))
+        elif isinstance(node, ast.alias):
+            words.update(node.name.split("."))
+    return {w.lower() for w in words}
+
+
+def test_the_core_modules_name_no_benchmark() -> None:
+    """Every benchmark, CAOS included, is its folder plus one registry line: the CLI, the stage
+    runner, the params check and the resources name none of them in their code."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    names = {b.name for b in BENCHMARKS}
+    for module in BENCHMARK_FREE:
+        found = names & _code_words(ROOT / module)
+        assert not found, f"{module} names {sorted(found)}"
+
+
 def test_a_benchmarks_data_sources_come_from_its_folder() -> None:
     """Every file of a benchmark with a ``sources.py`` is declared there, under its own data
     folder (``<name>/...``), and nowhere else."""
