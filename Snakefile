@@ -60,6 +60,5 @@ rule all:
     input:
         "results/tables",
         f"results/metrics/{RUN}.json",
-        f"results/explorer/{RUN}/index.html",
         benchmark_figure_files(),
         dvc_stage_files(),
