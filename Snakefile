@@ -60,5 +60,6 @@ rule all:
     input:
         "results/tables",
         f"results/metrics/{RUN}.json",
+        f"results/explorer/{RUN}/index.html",
         benchmark_figure_files(),
         dvc_stage_files(),

@@ -2,8 +2,8 @@
 # image, worst images first, in one HTML file that opens offline. Its inputs are the files each
 # enabled benchmark's explorer part reads (src/halluscope/benchmarks/<name>/explorer.py), the
 # same files its tables read; its code digest covers those parts and the page's template (the
-# registry's digests cover DVC stages and benchmarks). Not a DVC stage: a view of results the
-# DVC stages already track.
+# registry's digests cover Python only). The params.yaml profile's page is also DVC's stage
+# `explorer` (halluscope.registry), built by `explorer_all`.
 from pathlib import Path
 
 from halluscope.stages import explorer as explorer_stage
@@ -31,3 +31,9 @@ rule explorer:
     shell:
         "halluscope stage explorer --settings {params.settings:q} --items {input.item_file} "
         "--out {output} > {log} 2>&1"
+
+
+rule explorer_all:
+    """DVC stage target: the params.yaml profile's explorer page."""
+    input:
+        f"results/explorer/{RUN}/index.html",

@@ -255,6 +255,21 @@ STAGES: list[Stage] = [
         files=["results/metrics/{profile}.json"],
         shape=_table_files,
     ),
+    Stage(
+        "explorer",
+        "explorer_all",
+        [
+            "rules/explorer.smk",
+            "src/halluscope/stages/explorer.py",
+            *(f"src/halluscope/explorer/page.{suffix}" for suffix in ("html", "js", "css")),
+            *benchmark_modules("explorer"),
+        ],
+        ["results/explorer"],
+        # what the page shows: the caption pipeline's files and every benchmark's answers
+        [f"results/{name}" for name in ("data", "responses", "objects", "oracle", "scores")]
+        + [out for stage in benchmark_stages(dvc_only=True) for out in stage.outs],
+        "the explorer page: every caption and answer per image, worst images first",
+    ),
 ]
 
 
