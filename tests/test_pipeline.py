@@ -189,14 +189,15 @@ def test_editing_a_stage_module_reruns_that_stage_only(project: Path, tmp_path: 
 def test_editing_a_module_only_score_imports_reruns_score_and_dependents(
     project: Path, tmp_path: Path
 ) -> None:
-    """benchmarks/caos/metric.py is reached only through the score stage's imports
-    (benchmarks/caos/score.py -> metric.py): the computed code set reruns exactly score,
-    summarize and what reads the summary, nothing upstream and no other benchmark."""
+    """benchmarks/caos/metric.py is reached only through the imports of the score stage
+    (benchmarks/caos/score.py -> metric.py) and of the explorer page (which marks objects as
+    the scorer does): the computed code set reruns exactly score, summarize, what reads the
+    summary and the page, nothing upstream and no other benchmark."""
     from halluscope.registry import STAGES, code_files
 
     module = "src/halluscope/benchmarks/caos/metric.py"
     holders = [s.name for s in STAGES if (project / module) in code_files(s.name, project)]
-    assert holders == ["score"], holders
+    assert holders == ["score", "explorer"], holders
     root = copy_of_build(project, tmp_path / "caos-edit")
     path = root / module
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
