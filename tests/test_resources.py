@@ -17,6 +17,7 @@ from halluscope.resources import (
     RULE_MODELS,
     Needs,
     combined,
+    model_threads,
     spec_needs,
 )
 
@@ -48,7 +49,20 @@ def test_spec_needs_backend_defaults_and_overrides() -> None:
 def test_combined_needs_of_several_models() -> None:
     a, b = Needs(0, 2000, 30), Needs(1, 32000, 240)
     assert combined([a, b]) == Needs(1, 32000, 270)
+    assert combined([Needs(0, 1, 1, threads=2), a]).threads == 2
     assert combined([]) == NO_MODEL
+
+
+def test_a_llamacpp_job_is_given_the_threads_it_decodes_with() -> None:
+    """llama.cpp asks for two cores unless its spec fixes n_threads; the rest for one."""
+    assert spec_needs({"backend": "llamacpp"}).threads == 2
+    assert spec_needs({"backend": "llamacpp", "n_threads": 1}).threads == 1
+    assert spec_needs({"backend": "hf"}).threads == spec_needs({"backend": "sim"}).threads == 1
+    config = {"models": {"m": {"backend": "llamacpp", "n_threads": 3}}}
+    threads = model_threads(config, "generate")
+    assert threads(type("Wildcards", (), {"model": "m"})()) == 3
+    with pytest.raises(KeyError, match="not in RULE_MODELS"):
+        model_threads(config, "tables")
 
 
 def test_backends_never_see_the_scheduling_keys() -> None:
@@ -89,6 +103,11 @@ def test_every_model_calling_rule_declares_model_resources_and_no_other() -> Non
     assert calling == set(RULE_MODELS) == declaring
     for name in declaring:
         assert f'model_resources(config, "{name}")' in blocks[name]
+    # the rules of the LLM stages hand their threads to the job's llama.cpp
+    threaded = {name for name, body in blocks.items() if "HALLUSCOPE_THREADS={threads}" in body}
+    assert threaded == {"extract", "trihe_triplets", "trihe_judge", "nope_generate"}
+    for name in threaded:
+        assert f'threads: model_threads(config, "{name}")' in blocks[name]
     # no rule asks for a GPU (or any SLURM setting) on its own
     assert not [n for n, b in blocks.items() if re.search(r"^\s+(gpu|slurm_\w+)=", b, re.M)]
 

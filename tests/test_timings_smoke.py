@@ -203,23 +203,25 @@ def test_replicate_on_other_cpu_dry_run(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ slow tier
 
 
-@pytest.mark.slow  # llama.cpp in three processes (the baseline, two workers)
+@pytest.mark.slow  # llama.cpp in two processes (one at a time, batched)
 def test_bench_llm_stages_on_demo_captions(tmp_path: Path) -> None:
-    lines = run_timing(tmp_path, "bench_llm_stages.py", "--smoke")
+    lines = run_timing(tmp_path, "bench_llm_stages.py", "--smoke", "--n-seq", "4")
     result = json.loads(lines[-1])
     assert list(result) == [
         "n",
-        "baseline_cps",
-        "cps",
+        "one_cps",
+        "batched_cps",
         "ratio",
+        "identical_replies",
         "valid_json",
-        "baseline_valid_json",
-        "added_objects_same",
+        "threads",
+        "n_seq",
+        "batch_size",
     ]
-    assert result["n"] == 2
-    assert all(0 <= result[k] <= 2 for k in ("valid_json", "baseline_valid_json"))
-    assert 0 <= result["added_objects_same"] <= 2
-    assert all(result[k] > 0 for k in ("baseline_cps", "cps", "ratio"))
+    assert result["n"] == 4 and result["n_seq"] == 4
+    assert result["identical_replies"] == 4  # batched decoding keeps every byte
+    assert 0 <= result["valid_json"] <= 4
+    assert all(result[k] > 0 for k in ("one_cps", "batched_cps", "ratio"))
 
 
 @pytest.mark.slow  # MiniLM in two processes, llama.cpp in a third

@@ -1,27 +1,25 @@
-"""Timing of the LLM object extractor: its plain settings vs the configured fast setup.
+"""Timing of the LLM object extractor: one request at a time against batched decoding.
 
 Both runs read the same 40 real captions (the first 4 records of each of the ten POPE caption
-files ``pope/captions/Instruction{1,2}_<model>.json`` in the data mirror) and start from a fresh
-temporary response cache, back to back:
+files ``pope/captions/Instruction{1,2}_<model>.json`` in the data mirror) with the extract
+stage's own extractor and settings: ``extract.llm`` and ``models.<extract.llm.model>`` of the
+profile overlay (``--profile``, default ``config/profiles/pope-captions-llm500.yaml``) over
+``params.yaml``, with ``--threads`` llama.cpp threads and the cache batch ``--batch-size`` (what
+one ``generate`` call receives). Each run is a fresh process with a fresh temporary response
+cache, back to back:
 
-- baseline: the shipped Q4_1 SmolLM2, one process, ``n_threads`` 1, ``extract.llm`` of
-  ``params.yaml`` without the speed options (schema-constrained replies, the grammar checked
-  over the whole vocabulary, no stop rule: :func:`baseline_config`);
-- configured: ``extract.llm`` and ``models.<extract.llm.model>`` of the profile overlay
-  (``--profile``, default ``config/profiles/pope-captions-llm500.yaml``) over ``params.yaml``,
-  in ``--workers`` processes (each single-sequence, one thread) over interleaved shares of the
-  captions. Derived weights (``weights: Q8_0``) are derived before the clock starts.
+- one at a time: ``n_seq: 1`` (``Llama.create_chat_completion``, today's path);
+- batched: ``n_seq: --n-seq`` (:mod:`halluscope.models.llamacpp_batched`).
 
-Times include model loading (and worker start-up). The last line printed is one JSON object:
-``{"n", "baseline_cps", "cps", "ratio", "valid_json", "baseline_valid_json",
-"added_objects_same"}`` (``added_objects_same``: captions whose object list after the tally
-equals the baseline's). ``--baseline-only`` runs the baseline alone.
+Times include model loading. Derived weights (``weights: Q8_0``) are derived before the clock
+starts. The last line printed is one JSON object: ``{"n", "one_cps", "batched_cps", "ratio",
+"identical_replies", "valid_json", "threads", "n_seq", "batch_size"}`` (``identical_replies``:
+captions whose LLM reply, text and finish, is the same bytes in both runs).
 
-Run: ``python timings/bench_llm_stages.py [--workers 2] [--baseline-only] [--smoke]``
+Run: ``python timings/bench_llm_stages.py [--threads 2] [--n-seq 16] [--batch-size 32] [--smoke]``
 
-``--smoke`` (no data mirror needed; about 20 s of CPU, mostly model loading): the same two
-runs on the captions of the first two demo images (``data/demo/annotations.yaml``), one per
-worker.
+``--smoke`` (no data mirror needed; about 20 s of CPU, mostly model loading): the same two runs
+on the captions of the first four demo images (``data/demo/annotations.yaml``).
 """
 
 from __future__ import annotations
@@ -90,15 +88,12 @@ def load_config(profile: Path | None) -> dict[str, Any]:
     return config
 
 
-def baseline_config() -> dict[str, Any]:
-    """The extractor without its speed options: ``params.yaml`` with the shipped Q4_1 weights on
-    one thread, the schema grammar scanned over the whole vocabulary per token
-    (``greedy_grammar: false``) and no stop rule (the demo's own settings use the speed options,
-    so the baseline names its settings instead of reading them)."""
-    config = load_config(None)
-    config["extract"]["llm"].update(grammar="schema", stop_rule="none", json_schema=True)
+def bench_config(profile: Path | None, threads: int, n_seq: int, batch_size: int) -> dict:
+    """The profile's extractor settings with the run's threads, sequences and cache batch."""
+    config = load_config(profile)
+    config["extract"]["llm"]["batch_size"] = batch_size
     spec = config["models"][config["extract"]["llm"]["model"]]
-    spec.update(weights="shipped", n_threads=1, greedy_grammar=False)
+    spec.update(n_threads=threads, n_seq=n_seq)
     return config
 
 
@@ -132,20 +127,24 @@ def _worker(args: tuple[dict[str, Any], list[str], str]) -> list[dict[str, Any]]
     return extract(*args)
 
 
-def timed(config: dict[str, Any], texts: list[str], workers: int) -> tuple[float, list[dict]]:
+def replies(cache_dir: str) -> dict[str, tuple[str, Any]]:
+    """The LLM replies a run cached: request id -> (text, finish reason)."""
+    out = {}
+    for path in Path(cache_dir).rglob("*.json"):
+        response = json.loads(path.read_text(encoding="utf-8"))["response"]
+        out[response["request_id"]] = (response["text"], response["meta"].get("finish_reason"))
+    return out
+
+
+def timed(config: dict[str, Any], texts: list[str]) -> tuple[float, list[dict], dict]:
+    """Seconds, object records and replies of one run in a fresh process and cache."""
     with tempfile.TemporaryDirectory(prefix="bench-llm-cache-") as cache:
+        ctx = multiprocessing.get_context("spawn")
         start = time.perf_counter()
-        if workers <= 1:
-            records = extract(config, texts, cache)
-        else:
-            # interleaved shares (caption i to worker i % workers): the files differ in caption
-            # length, so contiguous halves leave one worker idle; fixed, so reruns are identical
-            shares = [texts[k::workers] for k in range(workers)]
-            ctx = multiprocessing.get_context("spawn")
-            with ctx.Pool(len(shares)) as pool:
-                parts = pool.map(_worker, [(config, share, cache) for share in shares])
-            records = [parts[i % workers][i // workers] for i in range(len(texts))]
-        return time.perf_counter() - start, records
+        with ctx.Pool(1) as pool:
+            (records,) = pool.map(_worker, [(config, texts, cache)])
+        seconds = time.perf_counter() - start
+        return seconds, records, replies(cache)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,55 +152,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", type=Path, default=ROOT / "config/profiles/pope-captions-llm500.yaml"
     )
-    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--per-file", type=int, default=4)
-    parser.add_argument("--baseline-only", action="store_true")
+    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads, both runs")
+    parser.add_argument("--n-seq", type=int, default=16, help="sequences of the batched run")
+    parser.add_argument("--batch-size", type=int, default=32, help="requests per generate call")
     parser.add_argument(
-        "--smoke", action="store_true", help="two demo captions instead of the POPE captions"
+        "--smoke", action="store_true", help="four demo captions instead of the POPE captions"
     )
     args = parser.parse_args(argv)
-    texts = demo_captions(2) if args.smoke else captions(args.per_file)
-    base_config = baseline_config()
-    base_s, base_records = timed(base_config, texts, 1)
-    result: dict[str, Any] = {
-        "n": len(texts),
-        "baseline_cps": round(len(texts) / base_s, 3),
-        "baseline_valid_json": sum(bool(r["llm"]["valid"]) for r in base_records),
-    }
-    if not args.baseline_only:
-        config = load_config(args.profile)
-        spec = config["models"][config["extract"]["llm"]["model"]]
-        if spec.get("weights", "shipped") != "shipped":  # derive once, outside the clock
-            from halluscope.models.llamacpp import bundled_model_path, derived_weights
+    texts = demo_captions(4) if args.smoke else captions(args.per_file)
+    one = bench_config(args.profile, args.threads, 1, args.batch_size)
+    batched = bench_config(args.profile, args.threads, args.n_seq, args.batch_size)
+    spec = one["models"][one["extract"]["llm"]["model"]]
+    if spec.get("weights", "shipped") != "shipped":  # derive once, outside the clock
+        from halluscope.models.llamacpp import bundled_model_path, derived_weights
 
-            derived_weights(bundled_model_path(str(spec["model"])), str(spec["weights"]))
-        secs, records = timed(config, texts, args.workers)
-        result.update(
-            cps=round(len(texts) / secs, 3),
-            ratio=round(base_s / secs, 3),
-            valid_json=sum(bool(r["llm"]["valid"]) for r in records),
-            added_objects_same=sum(
-                a["objects"] == b["objects"] for a, b in zip(records, base_records, strict=True)
-            ),
-            settings={
-                "llm": dict(settings(config).params),
-                "grammar": settings(config).grammar,
-                "weights": spec.get("weights", "shipped"),
-                "workers": args.workers,
-            },
-        )
-    if "settings" in result:
-        print("configured:", json.dumps(result["settings"]), file=sys.stderr)
-    order = [
-        "n",
-        "baseline_cps",
-        "cps",
-        "ratio",
-        "valid_json",
-        "baseline_valid_json",
-        "added_objects_same",
-    ]
-    print(json.dumps({k: result[k] for k in order if k in result}))
+        derived_weights(bundled_model_path(str(spec["model"])), str(spec["weights"]))
+    one_s, _, one_replies = timed(one, texts)
+    batched_s, records, batched_replies = timed(batched, texts)
+    print(
+        "settings:",
+        json.dumps({"llm": dict(settings(one).params), "grammar": settings(one).grammar,
+                    "weights": spec.get("weights", "shipped")}),
+        file=sys.stderr,
+    )  # fmt: skip
+    result = {
+        "n": len(texts),
+        "one_cps": round(len(texts) / one_s, 3),
+        "batched_cps": round(len(texts) / batched_s, 3),
+        "ratio": round(one_s / batched_s, 3),
+        "identical_replies": sum(
+            batched_replies.get(key) == value for key, value in one_replies.items()
+        ),
+        "valid_json": sum(bool(r["llm"]["valid"]) for r in records),
+        "threads": args.threads,
+        "n_seq": args.n_seq,
+        "batch_size": args.batch_size,
+    }
+    print(json.dumps(result))
     return 0
 
 

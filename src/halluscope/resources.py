@@ -27,19 +27,24 @@ from halluscope.models.base import SCHEDULING_KEYS
 
 @dataclass(frozen=True)
 class Needs:
-    """GPUs, memory (MB) and wall time (minutes) one job needs."""
+    """GPUs, memory (MB), wall time (minutes) and cores (Snakemake ``threads:``) one job needs."""
 
     gpu: int
     mem_mb: int
     runtime: int
+    threads: int = 1
 
 
 # Per backend, for a model as the pipeline runs it at paper scale (2,000 images per job): a
 # transformers LVLM of 7-13B parameters holds its weights in host memory while loading; an
-# OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU.
+# OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU, on two
+# cores: it decodes several sequences at a time (halluscope.models.llamacpp_batched), with the
+# same replies for any thread count, and 2 threads decoded 1.8x the tokens of 1 (issue 37's
+# measurement). A job is given them alone (no other job busy on its cores: llama.cpp's threads
+# busy-wait); `snakemake --set-threads RULE=N` changes it, and no reply.
 BACKEND_NEEDS: dict[str, Needs] = {
     "replay": Needs(gpu=0, mem_mb=2000, runtime=30),
-    "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240),
+    "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240, threads=2),
     "hf": Needs(gpu=0, mem_mb=32000, runtime=240),
     "openai": Needs(gpu=0, mem_mb=2000, runtime=240),
 }
@@ -61,6 +66,8 @@ def spec_needs(spec: Mapping[str, Any], where: str = "model spec") -> Needs:
     # a backend not listed (the simulated LVLMs, test instruments) answers from memory
     base = BACKEND_NEEDS.get(str(backend), NO_MODEL if backend else ENCODER_NEEDS)
     values = {"gpu": base.gpu, "mem_mb": base.mem_mb, "runtime": base.runtime}
+    # a spec that fixes its threads (llamacpp's n_threads) is given that many cores
+    values["threads"] = int(spec.get("n_threads", base.threads))
     for key in SCHEDULING_KEYS & set(spec):
         value = spec[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -71,7 +78,8 @@ def spec_needs(spec: Mapping[str, Any], where: str = "model spec") -> Needs:
 
 def combined(needs: Iterable[Needs]) -> Needs:
     """One job that loads several models one after the other (an oracle ensemble, judges):
-    the most GPUs and memory of any, the sum of the wall times; :data:`NO_MODEL` for none."""
+    the most GPUs, memory and cores of any, the sum of the wall times; :data:`NO_MODEL` for
+    none."""
     needs = list(needs)
     if not needs:
         return NO_MODEL
@@ -79,6 +87,7 @@ def combined(needs: Iterable[Needs]) -> Needs:
         gpu=max(n.gpu for n in needs),
         mem_mb=max(n.mem_mb for n in needs),
         runtime=sum(n.runtime for n in needs),
+        threads=max(n.threads for n in needs),
     )
 
 
@@ -138,3 +147,11 @@ def model_resources(config: Mapping[str, Any], rule: str) -> dict[str, Callable[
         return lambda wildcards: getattr(job_needs(config, rule, wildcards), name)
 
     return {name: resource(name) for name in ("gpu", "mem_mb", "runtime")}
+
+
+def model_threads(config: Mapping[str, Any], rule: str) -> Callable[[Any], int]:
+    """The ``threads:`` of model-calling ``rule`` (a function of the job's wildcards): the cores
+    its models use; the rule passes them on as ``HALLUSCOPE_THREADS={threads}``, which the
+    llama.cpp backend reads (:func:`halluscope.models.llamacpp.threads_from_env`)."""
+    model_resources(config, rule)  # the same check of the rule's name
+    return lambda wildcards: job_needs(config, rule, wildcards).threads

@@ -9,7 +9,14 @@ Spec keys (all optional except one of ``model_path`` / ``model``):
 
 - ``model_path``: a GGUF file; ``model``: a bundled model name (:data:`BUNDLED`),
 - ``name``: the model name in identities and responses (default: the ``params.yaml`` model id),
-- ``n_ctx`` (2048), ``n_threads`` (1), ``n_batch`` (512), ``seed`` (0),
+- ``n_ctx`` (2048), ``n_threads``, ``n_batch`` (512), ``seed`` (0),
+- ``n_seq`` (8): sequences decoded together in one llama.cpp context
+  (:mod:`~halluscope.models.llamacpp_batched`: the same replies, byte for byte, as one request
+  at a time, so it is not in the identity); ``1`` = one request at a time through
+  ``Llama.create_chat_completion`` itself. A ``generate`` call of k requests keeps up to
+  ``min(n_seq, k)`` sequences live, so the cache batch size (``batch_size``) bounds it too. The
+  context holds ``n_seq + 1`` KV streams of ``n_ctx`` tokens each (~23 KB per token for
+  SmolLM2-135M: 9 x 47 MB at the defaults),
 - ``weights`` (``shipped``): the weight format. ``shipped`` = the GGUF as given; ``Q8_0`` =
   requantised once from it with llama.cpp's quantize API (:func:`derived_weights`) into
   ``$XDG_CACHE_HOME/halluscope/models/`` (``~/.cache``), with a ``.sha256`` beside it; re-derived
@@ -23,8 +30,11 @@ Spec keys (all optional except one of ``model_path`` / ``model``):
   repacking). Off by default because the AMX path segfaults on CPUs that report AMX but whose
   kernel does not grant tile state (seen in Firecracker VMs); turn it on for speed elsewhere.
 
-``n_threads`` defaults to 1: llama.cpp's OpenMP threads busy-wait, so two threads on a machine
-whose other core is busy (Snakemake running jobs in parallel) were ~20x *slower* than one here.
+``n_threads``, when the spec does not set it: the integer in ``$HALLUSCOPE_THREADS`` (a
+Snakemake rule sets it from its ``threads:``, so a job uses the cores it was given), else 1:
+llama.cpp's OpenMP threads busy-wait, so two threads on a machine whose other core is busy
+(Snakemake running jobs in parallel) were ~20x *slower* than one here. The replies do not depend
+on it (measured; ``tests/test_llamacpp_batched.py``).
 
 Request params: ``temperature`` (0 = greedy), ``max_new_tokens`` (or ``max_tokens``), ``seed``,
 ``top_p``, ``top_k``, ``repeat_penalty``, ``stop``, ``json_schema``: when present, the answer
@@ -48,7 +58,7 @@ Identity = ``{"backend", "name", "sha256"}`` of the GGUF file (plus ``weights`` 
 ``shipped``), so the response cache follows the
 weights, not the path. The digest is computed once per (path, size, mtime) per process. The model
 is loaded once per process and spec, lazily on the first request; llama.cpp contexts are not
-thread-safe, so one lock serialises all requests to a loaded model.
+thread-safe, so one lock serialises all requests to a loaded model (a batch holds it throughout).
 """
 
 from __future__ import annotations
@@ -62,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Request, Response, register_backend
-from halluscope.models.llamacpp_greedy import GreedyObjectList, greedy_grammar
+from halluscope.models.llamacpp_greedy import GreedyObjectList, greedy_grammar, vocab_pieces
 from halluscope.models.stop_rules import STOP_RULES, get_stop_rule, object_list_cut
 
 __all__ = ["STOP_RULES", "LlamaCppBackend", "from_spec", "object_list_cut"]
@@ -74,7 +84,7 @@ BUNDLED: dict[str, tuple[str, str]] = {
 
 SPEC_KEYS = frozenset(
     {"backend", "model", "model_path", "name", "n_ctx", "n_threads", "n_batch", "seed",
-     "extra_buffers", "weights", "greedy_grammar"}
+     "extra_buffers", "weights", "greedy_grammar", "n_seq"}
 )  # fmt: skip
 _PARAM_KEYS = frozenset(
     {"temperature", "max_new_tokens", "max_tokens", "seed", "top_p", "top_k", "repeat_penalty",
@@ -88,6 +98,7 @@ _GRAMMARS: dict[str, Any] = {}
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
 _MODELS: dict[tuple, Any] = {}
+_BATCHED: dict[tuple, Any] = {}
 _LOCKS: dict[tuple, threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -204,8 +215,22 @@ def _model_params_patch(extra_buffers: bool):
         lib.llama_model_default_params = original
 
 
+def threads_from_env(default: int = 1) -> int:
+    """``$HALLUSCOPE_THREADS`` as a positive integer (the job's ``threads:``), else ``default``."""
+    value = os.environ.get("HALLUSCOPE_THREADS", "").strip()
+    if not value:
+        return default
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"HALLUSCOPE_THREADS must be a positive integer, got {value!r}")
+    return threads
+
+
 class LlamaCppBackend:
-    """A GGUF chat model answering text-only requests one at a time."""
+    """A GGUF chat model answering text-only requests (several sequences at a time)."""
 
     def __init__(
         self,
@@ -218,6 +243,7 @@ class LlamaCppBackend:
         extra_buffers: bool = False,
         weights: str = "shipped",
         greedy_grammar: bool = True,
+        n_seq: int = 8,
     ) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
@@ -234,6 +260,9 @@ class LlamaCppBackend:
         self.seed = int(seed)
         self.extra_buffers = bool(extra_buffers)
         self.greedy_grammar = bool(greedy_grammar)
+        self.n_seq = int(n_seq)
+        if self.n_seq < 1:
+            raise ValueError(f"llamacpp model {name!r}: n_seq must be >= 1, got {n_seq}")
         self._identity = {
             "backend": "llamacpp",
             "name": name,
@@ -364,7 +393,8 @@ class LlamaCppBackend:
             "usage": {"completion_tokens": tokens},
         }  # fmt: skip
 
-    def _answer(self, request: Request) -> Response:
+    def _prepare(self, request: Request) -> dict[str, Any]:
+        """The completion arguments of a request; ``ValueError`` for one the backend refuses."""
         if request.image_path or request.image_sha256:
             raise ValueError(
                 f"llamacpp model {self.name!r} is text-only; request {request.request_id!r} "
@@ -372,22 +402,25 @@ class LlamaCppBackend:
             )
         if not request.messages:
             raise ValueError(f"request {request.request_id!r} has no messages")
-        kwargs = self._kwargs(request)
-        model, lock = self._llama()
-        try:
-            with lock:
-                if request.params.get("constraint") == "object-list":
-                    from llama_cpp import LogitsProcessorList
+        return self._kwargs(request)
 
-                    kwargs["logits_processor"] = LogitsProcessorList([GreedyObjectList(model)])
-                if self.greedy_grammar:
-                    greedy_grammar(model, kwargs)
-                if request.params.get("stop_rule") is not None:
-                    out = self._stream_with_rule(
-                        model, list(request.messages), kwargs, request.params
-                    )
-                else:
-                    out = model.create_chat_completion(messages=list(request.messages), **kwargs)
+    def _complete(
+        self, request: Request, kwargs: dict[str, Any], model: Any, llama: Any
+    ) -> Response:
+        """Answer one request through ``model``: the ``Llama`` itself or, in a batch, its
+        stand-in for one sequence (``llama`` = the ``Llama``, for the vocabulary and grammars)."""
+        kwargs = dict(kwargs)
+        try:
+            if request.params.get("constraint") == "object-list":
+                from llama_cpp import LogitsProcessorList
+
+                kwargs["logits_processor"] = LogitsProcessorList([GreedyObjectList(llama)])
+            if self.greedy_grammar:
+                greedy_grammar(llama, kwargs)
+            if request.params.get("stop_rule") is not None:
+                out = self._stream_with_rule(model, list(request.messages), kwargs, request.params)
+            else:
+                out = model.create_chat_completion(messages=list(request.messages), **kwargs)
         except (ValueError, RuntimeError) as err:  # e.g. the prompt exceeds n_ctx
             return Response(
                 request_id=request.request_id,
@@ -410,9 +443,50 @@ class LlamaCppBackend:
             },
         )
 
+    def _answer(self, request: Request) -> Response:
+        """One request on the ``Llama`` itself (the one-at-a-time path)."""
+        kwargs = self._prepare(request)
+        model, lock = self._llama()
+        with lock:
+            return self._complete(request, kwargs, model, model)
+
+    def batched_context(self, history: bool = True) -> Any:
+        """The process-wide :class:`~halluscope.models.llamacpp_batched.BatchedContext` of this
+        spec's ``Llama`` and ``n_seq`` (created on first use; call with the model's lock held).
+        ``history=False`` (measurements only) evaluates every prompt from scratch."""
+        from halluscope.models.llamacpp_batched import BatchedContext
+
+        model, _ = self._llama()
+        key = (*self._key, self.n_seq, history)
+        context = _BATCHED.get(key)
+        if context is None:
+            context = _BATCHED[key] = BatchedContext(model, self.n_seq, history=history)
+        return context
+
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        """Answer each request in order (sequentially: llama.cpp contexts are not thread-safe)."""
-        return [self._answer(request) for request in requests]
+        """Answer the requests, in order: with ``n_seq`` > 1 up to ``n_seq`` sequences at a
+        time in one context (:mod:`~halluscope.models.llamacpp_batched`), else one by one."""
+        if self.n_seq <= 1:
+            return [self._answer(request) for request in requests]
+        return self.generate_batched(requests)
+
+    def generate_batched(self, requests: Sequence[Request], history: bool = True) -> list[Response]:
+        """The batched path (:meth:`generate` with ``n_seq`` > 1). Requests the backend refuses
+        raise before any is decoded; an unexpected error of one request is raised after all."""
+        prepared = [(request, self._prepare(request)) for request in requests]
+        model, lock = self._llama()
+        if any(r.params.get("constraint") == "object-list" for r in requests):
+            vocab_pieces(model)  # once, before the request threads would each build it
+
+        def job(request: Request, kwargs: dict[str, Any]) -> Any:
+            return lambda sequence: self._complete(request, kwargs, sequence, model)
+
+        with lock:
+            results = self.batched_context(history).run([job(r, k) for r, k in prepared])
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
 
 
 @register_backend("llamacpp")
@@ -436,10 +510,11 @@ def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) 
         path,
         name=str(spec.get("name") or model_name or default_name),
         n_ctx=int(spec.get("n_ctx", 2048)),
-        n_threads=int(spec.get("n_threads", 1)),
+        n_threads=int(spec["n_threads"]) if "n_threads" in spec else threads_from_env(),
         n_batch=int(spec.get("n_batch", 512)),
         seed=int(spec.get("seed", 0)),
         extra_buffers=bool(spec.get("extra_buffers", False)),
         weights=str(spec.get("weights", "shipped")),
         greedy_grammar=bool(spec.get("greedy_grammar", True)),
+        n_seq=int(spec.get("n_seq", 8)),
     )

@@ -79,7 +79,7 @@ def object_list_step(state: tuple[str, int, int] | None, data: bytes):
     return kind, pos, items
 
 
-def _vocab(model: Any) -> tuple[list[bytes], frozenset[int]]:
+def vocab_pieces(model: Any) -> tuple[list[bytes], frozenset[int]]:
     """Every token's piece (no special rendering) and the end-of-generation tokens."""
     key = id(model)
     found = _VOCABS.get(key)
@@ -104,7 +104,7 @@ class GreedyObjectList:
     """
 
     def __init__(self, model: Any) -> None:
-        self.pieces, self.eog = _vocab(model)
+        self.pieces, self.eog = vocab_pieces(model)
         self.prompt_len: int | None = None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:

@@ -1,6 +1,6 @@
 # CAOS's caption pipeline, step 2: the ordered objects of each caption, rule-based (L1) and
 # out-of-domain (L2: lexicon and/or LLM; stage code captions/extract.py, objects/llm_extract.py).
-from halluscope.resources import model_resources
+from halluscope.resources import model_resources, model_threads
 from halluscope.benchmarks.caos.captions.extract import ExtractSettings
 from halluscope.benchmarks.caos.captions.extract import NounTagSettings
 
@@ -46,13 +46,14 @@ rule extract:
         code=code_version("extract"),
     resources:
         **model_resources(config, "extract"),
+    threads: model_threads(config, "extract")
     priority: caption_priority
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/extract/{profile}/{model}/{instruction}.log",
     shell:
-        "halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
+        "HALLUSCOPE_THREADS={threads} halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
         "--cache results/cache/responses --noun-tags {input.noun_tags} --out {output} > {log} 2>&1"
 
 

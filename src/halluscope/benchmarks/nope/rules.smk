@@ -5,7 +5,7 @@
 from halluscope.benchmarks.nope import settings as nope_settings
 from halluscope.benchmarks.nope.stages import GeneratorSettings as NopeGeneratorSettings
 from halluscope.benchmarks.nope.stages import check_config as nope_check_config
-from halluscope.resources import model_resources
+from halluscope.resources import model_resources, model_threads
 from halluscope.stages.answering import AnswerSettings
 
 nope_check_config(config)
@@ -28,13 +28,14 @@ rule nope_generate:
         code=code_version("nope"),
     resources:
         **model_resources(config, "nope_generate"),
+    threads: model_threads(config, "nope_generate")
     priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/nope/{profile}/generate.shard{shard}.log",
     shell:
-        "halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
+        "HALLUSCOPE_THREADS={threads} halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
         "--cache results/cache/responses --shard {wildcards.shard} "
         "--out {output} > {log} 2>&1"
 

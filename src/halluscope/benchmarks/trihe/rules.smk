@@ -5,7 +5,7 @@
 from halluscope.benchmarks.trihe import settings as trihe_report
 from halluscope.benchmarks.trihe import stages as trihe_stages
 from halluscope.benchmarks.trihe.stages import check_config as trihe_check_config
-from halluscope.resources import model_resources
+from halluscope.resources import model_resources, model_threads
 
 trihe_check_config(config)
 
@@ -66,13 +66,14 @@ rule trihe_triplets:
         code=code_version("trihe"),
     resources:
         **model_resources(config, "trihe_triplets"),
+    threads: model_threads(config, "trihe_triplets")
     priority: LLM_PRIORITY
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{profile}/{model}/triplets.log",
     shell:
-        "halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers} "
+        "HALLUSCOPE_THREADS={threads} halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers} "
         "--cache results/cache/responses --out {output} > {log} 2>&1"
 
 
@@ -91,12 +92,13 @@ rule trihe_judge:
         code=code_version("trihe"),
     resources:
         **model_resources(config, "trihe_judge"),
+    threads: model_threads(config, "trihe_judge")
     conda:
         "../../../../envs/halluscope.yaml"
     log:
         "logs/trihe/{profile}/judge.log",
     shell:
-        "halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file} "
+        "HALLUSCOPE_THREADS={threads} halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file} "
         "--answers {input.answers} --triplets {input.triplets} --cache results/cache/responses "
         "--out-judgments {output.judgments} --out-scores {output.scores} > {log} 2>&1"
 
