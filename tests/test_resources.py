@@ -54,9 +54,9 @@ def test_combined_needs_of_several_models() -> None:
 
 
 def test_a_llamacpp_job_is_given_the_threads_it_decodes_with() -> None:
-    """llama.cpp asks for two cores unless its spec fixes n_threads; the rest for one."""
-    assert spec_needs({"backend": "llamacpp"}).threads == 2
-    assert spec_needs({"backend": "llamacpp", "n_threads": 1}).threads == 1
+    """A job asks for the cores its spec fixes (llama.cpp's n_threads), else one."""
+    assert spec_needs({"backend": "llamacpp"}).threads == 1
+    assert spec_needs({"backend": "llamacpp", "n_threads": 2}).threads == 2
     assert spec_needs({"backend": "hf"}).threads == spec_needs({"backend": "sim"}).threads == 1
     config = {"models": {"m": {"backend": "llamacpp", "n_threads": 3}}}
     threads = model_threads(config, "generate")

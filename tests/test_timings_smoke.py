@@ -209,6 +209,7 @@ def test_bench_llm_stages_on_demo_captions(tmp_path: Path) -> None:
     result = json.loads(lines[-1])
     assert list(result) == [
         "n",
+        "requests",
         "one_cps",
         "batched_cps",
         "ratio",
@@ -219,6 +220,7 @@ def test_bench_llm_stages_on_demo_captions(tmp_path: Path) -> None:
         "batch_size",
     ]
     assert result["n"] == 4 and result["n_seq"] == 4
+    assert result["requests"] == 4  # four distinct captions
     assert result["identical_replies"] == 4  # batched decoding keeps every byte
     assert 0 <= result["valid_json"] <= 4
     assert all(result[k] > 0 for k in ("one_cps", "batched_cps", "ratio"))

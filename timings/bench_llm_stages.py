@@ -12,9 +12,10 @@ cache, back to back:
 - batched: ``n_seq: --n-seq`` (:mod:`halluscope.models.llamacpp_batched`).
 
 Times include model loading. Derived weights (``weights: Q8_0``) are derived before the clock
-starts. The last line printed is one JSON object: ``{"n", "one_cps", "batched_cps", "ratio",
-"identical_replies", "valid_json", "threads", "n_seq", "batch_size"}`` (``identical_replies``:
-captions whose LLM reply, text and finish, is the same bytes in both runs).
+starts. The last line printed is one JSON object: ``{"n", "requests", "one_cps", "batched_cps",
+"ratio", "identical_replies", "valid_json", "threads", "n_seq", "batch_size"}`` (``requests``:
+the distinct LLM requests of the ``n`` captions, as the cache keys them; ``identical_replies``:
+those whose reply, text and finish, is the same bytes in both runs).
 
 Run: ``python timings/bench_llm_stages.py [--threads 2] [--n-seq 16] [--batch-size 32] [--smoke]``
 
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     result = {
         "n": len(texts),
+        "requests": len(one_replies),
         "one_cps": round(len(texts) / one_s, 3),
         "batched_cps": round(len(texts) / batched_s, 3),
         "ratio": round(one_s / batched_s, 3),

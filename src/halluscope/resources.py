@@ -37,14 +37,13 @@ class Needs:
 
 # Per backend, for a model as the pipeline runs it at paper scale (2,000 images per job): a
 # transformers LVLM of 7-13B parameters holds its weights in host memory while loading; an
-# OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU, on two
-# cores: it decodes several sequences at a time (halluscope.models.llamacpp_batched), with the
-# same replies for any thread count, and 2 threads decoded 1.8x the tokens of 1 (issue 37's
-# measurement). A job is given them alone (no other job busy on its cores: llama.cpp's threads
-# busy-wait); `snakemake --set-threads RULE=N` changes it, and no reply.
+# OpenAI-compatible client only waits on its server; llama.cpp runs a GGUF on the CPU, on one
+# core unless `snakemake --set-threads RULE=N` gives it more (the replies do not depend on it;
+# one thread each let two LLM jobs share the two cores of the demo's machine, which was faster
+# than one job on two: docs/performance.md).
 BACKEND_NEEDS: dict[str, Needs] = {
     "replay": Needs(gpu=0, mem_mb=2000, runtime=30),
-    "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240, threads=2),
+    "llamacpp": Needs(gpu=0, mem_mb=8000, runtime=240),
     "hf": Needs(gpu=0, mem_mb=32000, runtime=240),
     "openai": Needs(gpu=0, mem_mb=2000, runtime=240),
 }

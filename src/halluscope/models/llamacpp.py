@@ -10,7 +10,7 @@ Spec keys (all optional except one of ``model_path`` / ``model``):
 - ``model_path``: a GGUF file; ``model``: a bundled model name (:data:`BUNDLED`),
 - ``name``: the model name in identities and responses (default: the ``params.yaml`` model id),
 - ``n_ctx`` (2048), ``n_threads``, ``n_batch`` (512), ``seed`` (0),
-- ``n_seq`` (8): sequences decoded together in one llama.cpp context
+- ``n_seq`` (1): sequences decoded together in one llama.cpp context
   (:mod:`~halluscope.models.llamacpp_batched`: the same replies, byte for byte, as one request
   at a time, so it is not in the identity); ``1`` = one request at a time through
   ``Llama.create_chat_completion`` itself. A ``generate`` call of k requests keeps up to
@@ -243,7 +243,7 @@ class LlamaCppBackend:
         extra_buffers: bool = False,
         weights: str = "shipped",
         greedy_grammar: bool = True,
-        n_seq: int = 8,
+        n_seq: int = 1,
     ) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
@@ -516,5 +516,5 @@ def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) 
         extra_buffers=bool(spec.get("extra_buffers", False)),
         weights=str(spec.get("weights", "shipped")),
         greedy_grammar=bool(spec.get("greedy_grammar", True)),
-        n_seq=int(spec.get("n_seq", 8)),
+        n_seq=int(spec.get("n_seq", 1)),
     )
