@@ -164,16 +164,16 @@ def lists(stage_keys: list[str], key: str) -> bool:
     ("key", "stages"),
     [
         ("caos.k_max", {"score"}),
-        ("caos.k", {"score", "figures", "tables"}),
+        ("caos.k", {"score", "figures", "tables", "explorer"}),  # the page shows CAOS_K
         ("figures.dpi", {"figures"}),
         ("oracle.seed", {"oracle"}),
         ("extract.llm.grammar", {"extract", "tables"}),  # the setting note shows the extractor
         ("generate.seed", {"generate", "pope", "trihe", "phd", "nope"}),
-        ("generate.instructions", {"generate", "extract", "score", "tables"}),
-        ("pope.parser", {"pope"}),
+        ("generate.instructions", {"generate", "extract", "score", "tables", "explorer"}),
+        ("pope.parser", {"pope", "explorer"}),  # the page reads answers as POPE does
         ("nope.meteor", {"nope"}),
         ("trihe.judge.top_k", {"trihe"}),
-        ("trihe.judges", {"trihe", "figures", "tables"}),
+        ("trihe.judges", {"trihe", "figures", "tables", "explorer"}),
         ("embed.specs.glove.source", {"embed", "score", "tables"}),
         ("tables.decimals", {"tables"}),
         ("models.smollm2.n_ctx", {"extract", "trihe", "nope"}),
