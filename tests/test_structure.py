@@ -182,6 +182,7 @@ BENCHMARK_FREE = (
     "src/halluscope/config.py",
     "src/halluscope/resources.py",
     "src/halluscope/hand_check.py",
+    "src/halluscope/registry.py",
 )
 
 

@@ -89,6 +89,7 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             f"{b.name}_all",
             [
                 _repo_path(b.rules),
+                *_existing(b, "common.smk"),
                 *_stage_files(b.name),
                 *(b.module_file(m) for m in ("simulated", "sources") if b.module(m)),
                 *b.dvc_data,
@@ -132,28 +133,43 @@ def _figure_files(config: Mapping[str, Any], profile: str) -> list[str]:
 
 
 def benchmark_report_code() -> list[str]:
-    """The rules files and report modules of the packaged benchmarks the demo runs (DVC stages):
-    the figures and tables stages run them."""
+    """The rules files (with their helpers, ``common.smk``) and report modules of the packaged
+    benchmarks the demo runs (DVC stages): the figures and tables stages run them."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         path
         for b in BENCHMARKS
-        if b.dvc_stage
-        for path in (_repo_path(b.rules), *(b.module_file(m) for m in ("report",) if b.module(m)))
+        if b.dvc_stage or b.module("dvc_stages")
+        for path in (_repo_path(b.rules), *_existing(b, "common.smk", "report.py"))
     ]
 
 
-#: The CAOS package's rules (score, summarize, figure, caos_tables, ...) and their helpers: its
-#: DVC stages are score, figures and tables, not one stage of its own.
-CAOS_RULES = [
-    "src/halluscope/benchmarks/caos/rules.smk",
-    "src/halluscope/benchmarks/caos/common.smk",
-]
+def _existing(benchmark: Any, *names: str) -> list[str]:
+    """The repository paths of the files ``names`` that a benchmark's folder has."""
+    return [
+        f"{_repo_path(benchmark.folder)}/{n}" for n in names if (benchmark.folder / n).is_file()
+    ]
 
 
 def _repo_path(path: Path) -> str:
     return path.relative_to(Path(__file__).resolve().parents[2]).as_posix()
+
+
+def _declared(part: str) -> list[dict[str, Any]]:
+    """The ``part`` list (``BEFORE``, ``AFTER``, ``REPORTED``, ``PLOTS``) of every benchmark that
+    declares DVC stages of its own in a ``dvc_stages.py`` (CAOS's caption pipeline and scores)."""
+    from halluscope.benchmarks import import_plugins
+
+    return [entry for module in import_plugins("dvc_stages") for entry in getattr(module, part)]
+
+
+def _reported() -> list[str]:
+    """What the figures and tables stages read: the result folders of the benchmarks."""
+    from halluscope.benchmarks import BENCHMARKS
+
+    own = (f"results/{b.name}" for b in BENCHMARKS if b.dvc_stage and b.module("report"))
+    return [*_declared("REPORTED"), *own]
 
 
 STAGES: list[Stage] = [
@@ -164,76 +180,16 @@ STAGES: list[Stage] = [
         ["results/data"],
         description="images and per-image ground truth",
     ),
-    Stage(
-        "generate",
-        "generate_all",
-        [
-            "src/halluscope/benchmarks/caos/generate.smk",
-            "src/halluscope/benchmarks/caos/captions/generate.py",
-        ],
-        ["results/responses"],
-        ["results/data"],
-        "captions per model x instruction",
-    ),
-    Stage(
-        "extract",
-        "extract_all",
-        [
-            "src/halluscope/benchmarks/caos/extract.smk",
-            "src/halluscope/benchmarks/caos/captions/extract.py",
-        ],
-        ["results/objects", "results/nouns"],
-        ["results/responses"],
-        "ordered object lists (L1 + L2)",
-    ),
-    Stage(
-        "oracle",
-        "oracle_all",
-        [
-            "src/halluscope/benchmarks/caos/oracle.smk",
-            "src/halluscope/benchmarks/caos/captions/oracle.py",
-        ],
-        ["results/oracle"],
-        ["results/objects", "results/data"],
-        "presence of out-of-domain objects",
-    ),
+    *(Stage(**stage) for stage in _declared("BEFORE")),
     *benchmark_stages(dvc_only=True),
-    Stage(
-        "embed",
-        "embed_all",
-        [
-            "src/halluscope/benchmarks/caos/embed.smk",
-            "src/halluscope/benchmarks/caos/captions/embed.py",
-        ],
-        ["results/embeddings"],
-        ["results/objects", "results/data"],
-        "object vectors",
-    ),
-    Stage(
-        "score",
-        "score_all",
-        [
-            *CAOS_RULES,
-            "src/halluscope/benchmarks/caos/score.py",
-            "src/halluscope/benchmarks/caos/summarize.py",
-        ],
-        ["results/scores"],
-        ["results/objects", "results/oracle", "results/embeddings", "results/pope"],
-        "CAOS, CHAIR, precision, recall",
-    ),
+    *(Stage(**stage) for stage in _declared("AFTER")),
     Stage(
         "figures",
         "figures_all",
-        [
-            "rules/figures.smk",
-            *CAOS_RULES,
-            "src/halluscope/benchmarks/caos/report.py",
-            "src/halluscope/report/benchmarks.py",
-            *benchmark_report_code(),
-        ],
+        ["rules/figures.smk", "src/halluscope/report/benchmarks.py", *benchmark_report_code()],
         ["results/figures"],
-        ["results/scores", "results/trihe", "results/phd", "results/nope"],
-        "Figures 3-6, Tri-HE bars, PhD heatmap, NOPE question types",
+        _reported(),
+        "every enabled benchmark's figures (PDF, PNG) and their data (CSV)",
         shape=_figure_files,
     ),
     Stage(
@@ -241,16 +197,14 @@ STAGES: list[Stage] = [
         "tables metrics",
         [
             "rules/tables.smk",
-            *CAOS_RULES,
             "src/halluscope/stages/report.py",
-            "src/halluscope/benchmarks/caos/report.py",
             "src/halluscope/report/benchmarks.py",
             *benchmark_report_code(),
             *benchmark_modules("headlines"),
         ],
         ["results/report", "results/tables"],
-        ["results/scores", "results/trihe", "results/phd", "results/nope"],
-        "Tables 1-2 (LaTeX + CSV twins), Tri-HE, PhD and NOPE tables, metrics JSON and headline",
+        _reported(),
+        "every enabled benchmark's tables (LaTeX, CSV twins), the metrics JSON and the headline",
         metrics=["metrics"],
         files=["results/metrics/{profile}.json"],
         shape=_table_files,
@@ -266,8 +220,11 @@ STAGES: list[Stage] = [
         ],
         ["results/explorer"],
         # what the page shows: the caption pipeline's files and every benchmark's answers
-        [f"results/{name}" for name in ("data", "responses", "objects", "oracle", "scores")]
-        + [out for stage in benchmark_stages(dvc_only=True) for out in stage.outs],
+        [
+            "results/data",
+            *_declared("SHOWN"),
+            *(out for stage in benchmark_stages(dvc_only=True) for out in stage.outs),
+        ],
         "the explorer page: every caption and answer per image, worst images first",
     ),
 ]
@@ -286,31 +243,12 @@ class Plot:
     y_label: str
 
 
-#: ``dvc plots show`` / ``dvc plots diff``: the data behind Figures 4 and 6, inside the figures
+#: ``dvc plots show`` / ``dvc plots diff``: the benchmarks' figure data, inside the figures
 #: stage's out folder (DVC allows top-level plots there). The ``series_*`` templates of
 #: ``.dvc/plots/`` draw one series per model x embedder (DVC's own colour only by revision,
 #: file or column, which would join the six series into one line), and leave out a row whose x
-#: or y cell is blank (Figure 6's instructions without CAOS_T): a blank cell is no point, not 0.
-PLOTS: list[Plot] = [
-    Plot(
-        "caos_ksweep",
-        "k",
-        "CAOS_K",
-        "series_linear",
-        "CAOS_K for k = 1..10 (Figure 4)",
-        "k (size of K, the most frequent objects)",
-        "CAOS_K",
-    ),
-    Plot(
-        "caos_instructions",
-        "CAOS_T",
-        ["CAOS_X", "CAOS_K"],
-        "series_scatter",
-        "CAOS_X and CAOS_K against CAOS_T, one point per instruction (Figure 6)",
-        "CAOS_T",
-        "CAOS_X or CAOS_K (shape)",
-    ),
-]
+#: or y cell is blank: a blank cell is no point, not 0.
+PLOTS: list[Plot] = [Plot(**plot) for plot in _declared("PLOTS")]
 
 
 def dvc_plots(profile: str) -> list[dict]:

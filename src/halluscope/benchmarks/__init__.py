@@ -185,7 +185,7 @@ def _captions(folder: Path) -> tuple[Caption, ...]:
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("pope", "POPE questions, answers and scores", dvc_stage=True),
     # CAOS lists its own tables and figures (report_files.py: they depend on tables.published
-    # and tables.compare_with); its DVC stages are score, figures and tables (registry.STAGES).
+    # and tables.compare_with) and its own DVC stages (dvc_stages.py: the caption pipeline's).
     Benchmark("caos", "CAOS scores, summary, Tables 1-2, Figures 3-6", enabled_by_default=True),
     Benchmark(
         "trihe",

@@ -1,0 +1,88 @@
+"""CAOS's DVC stages and plots, which :mod:`halluscope.registry` collects into ``dvc.yaml``.
+
+CAOS is the one benchmark with several DVC stages: its caption pipeline (generate, extract,
+oracle, embed) and its scores, each a Snakemake target of its own rules, so that an edit of one
+step reruns that step and what follows it. Plain data here (the registry builds its ``Stage`` and
+``Plot`` records from these keyword arguments), so this module imports nothing of the registry.
+"""
+
+from __future__ import annotations
+
+HERE = "src/halluscope/benchmarks/caos"
+#: the rules of score, summarize, figure, caos_tables, ... and their helpers
+RULES = [f"{HERE}/rules.smk", f"{HERE}/common.smk"]
+
+#: Before the other benchmarks' stages (generate, extract, oracle) and after them (embed, score),
+#: as ``dvc.yaml`` lists them.
+BEFORE = [
+    dict(
+        name="generate",
+        target="generate_all",
+        code=[f"{HERE}/generate.smk", f"{HERE}/captions/generate.py"],
+        outs=["results/responses"],
+        upstream=["results/data"],
+        description="captions per model x instruction",
+    ),
+    dict(
+        name="extract",
+        target="extract_all",
+        code=[f"{HERE}/extract.smk", f"{HERE}/captions/extract.py"],
+        outs=["results/objects", "results/nouns"],
+        upstream=["results/responses"],
+        description="ordered object lists (L1 + L2)",
+    ),
+    dict(
+        name="oracle",
+        target="oracle_all",
+        code=[f"{HERE}/oracle.smk", f"{HERE}/captions/oracle.py"],
+        outs=["results/oracle"],
+        upstream=["results/objects", "results/data"],
+        description="presence of out-of-domain objects",
+    ),
+]
+AFTER = [
+    dict(
+        name="embed",
+        target="embed_all",
+        code=[f"{HERE}/embed.smk", f"{HERE}/captions/embed.py"],
+        outs=["results/embeddings"],
+        upstream=["results/objects", "results/data"],
+        description="object vectors",
+    ),
+    dict(
+        name="score",
+        target="score_all",
+        code=[*RULES, f"{HERE}/score.py", f"{HERE}/summarize.py"],
+        outs=["results/scores"],
+        upstream=["results/objects", "results/oracle", "results/embeddings", "results/pope"],
+        description="CAOS, CHAIR, precision, recall",
+    ),
+]
+#: What the figures and tables stages read of CAOS (besides its rules and report code), and what
+#: the explorer page shows.
+REPORTED = ["results/scores"]
+SHOWN = ["results/responses", "results/objects", "results/oracle", "results/scores"]
+
+#: ``dvc plots show`` / ``dvc plots diff``: the data behind Figures 4 and 6 (the ``series_*``
+#: templates of ``.dvc/plots/`` draw one series per model x embedder and leave out a row whose
+#: x or y cell is blank: Figure 6's instructions without CAOS_T).
+PLOTS = [
+    dict(
+        name="caos_ksweep",
+        x="k",
+        y="CAOS_K",
+        template="series_linear",
+        title="CAOS_K for k = 1..10 (Figure 4)",
+        x_label="k (size of K, the most frequent objects)",
+        y_label="CAOS_K",
+    ),
+    dict(
+        name="caos_instructions",
+        x="CAOS_T",
+        y=["CAOS_X", "CAOS_K"],
+        template="series_scatter",
+        title="CAOS_X and CAOS_K against CAOS_T, one point per instruction (Figure 6)",
+        x_label="CAOS_T",
+        y_label="CAOS_X or CAOS_K (shape)",
+    ),
+]
