@@ -104,7 +104,8 @@ demo: system-deps $(STAMP) $(PLOTS_HTML) ## set-up command 1: install, build the
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc commit --force --quiet
 	$(BIN)/python scripts/compare_lock.py
 
-# The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow).
+# The fast tests first (a failure shows in minutes), then the whole-DAG tests (marked slow),
+# which end by listing their 20 longest tests (where make test's time goes).
 # One pytest-xdist worker per core, each test file on one worker (its module fixtures are built
 # once); the workers share one demo build (tests/conftest.py). Most tests run one process at a
 # time (dvc, snakemake -n, a model on one thread), so a second worker fills the second core.
@@ -114,7 +115,7 @@ PYTEST := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -n $(TEST_W
 test: system-deps $(STAMP) $(PLOTS_HTML) ## set-up command 2: install, run the whole test suite
 	$(BIN)/python -m compileall -q src
 	$(PYTEST) -m "not slow"
-	$(PYTEST) -m slow
+	$(PYTEST) -m slow --durations=20
 
 # profiles/slurm on a single-node SLURM cluster started here (Debian's slurm-wlm and munge,
 # installed as root): the demo through sbatch, checked against a local run, then the cluster is
