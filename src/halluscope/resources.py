@@ -134,13 +134,15 @@ def job_needs(config: Mapping[str, Any], rule: str, wildcards: Any) -> Needs:
     return combined(RULE_MODELS[rule](config, wildcards))
 
 
+def _check_model_rule(caller: str, rule: str) -> None:
+    if rule not in RULE_MODELS:
+        raise KeyError(f"{caller}: {rule!r} is not in RULE_MODELS ({', '.join(RULE_MODELS)})")
+
+
 def model_resources(config: Mapping[str, Any], rule: str) -> dict[str, Callable[[Any], int]]:
     """The ``resources:`` of model-calling ``rule``: ``gpu``, ``mem_mb``, ``runtime`` as
     functions of the job's wildcards (``resources: **model_resources(config, "generate")``)."""
-    if rule not in RULE_MODELS:
-        raise KeyError(
-            f"model_resources: {rule!r} is not in RULE_MODELS ({', '.join(RULE_MODELS)})"
-        )
+    _check_model_rule("model_resources", rule)
 
     def resource(name: str) -> Callable[[Any], int]:
         return lambda wildcards: getattr(job_needs(config, rule, wildcards), name)
@@ -152,5 +154,5 @@ def model_threads(config: Mapping[str, Any], rule: str) -> Callable[[Any], int]:
     """The ``threads:`` of model-calling ``rule`` (a function of the job's wildcards): the cores
     its models use; the rule passes them on as ``HALLUSCOPE_THREADS={threads}``, which the
     llama.cpp backend reads (:func:`halluscope.models.llamacpp.threads_from_env`)."""
-    model_resources(config, rule)  # the same check of the rule's name
+    _check_model_rule("model_threads", rule)
     return lambda wildcards: job_needs(config, rule, wildcards).threads

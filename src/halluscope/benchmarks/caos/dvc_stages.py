@@ -12,42 +12,42 @@ HERE = "src/halluscope/benchmarks/caos"
 #: the rules of score, summarize, figure, caos_tables, ... and their helpers
 RULES = [f"{HERE}/rules.smk", f"{HERE}/common.smk"]
 
+
+def _caption_step(name: str, outs: list[str], upstream: list[str], description: str) -> dict:
+    """A step of the caption pipeline: rule file ``<name>.smk``, stage code
+    ``captions/<name>.py``, Snakemake target ``<name>_all``."""
+    return dict(
+        name=name,
+        target=f"{name}_all",
+        code=[f"{HERE}/{name}.smk", f"{HERE}/captions/{name}.py"],
+        outs=outs,
+        upstream=upstream,
+        description=description,
+    )
+
+
 #: Before the other benchmarks' stages (generate, extract, oracle) and after them (embed, score),
 #: as ``dvc.yaml`` lists them.
 BEFORE = [
-    dict(
-        name="generate",
-        target="generate_all",
-        code=[f"{HERE}/generate.smk", f"{HERE}/captions/generate.py"],
-        outs=["results/responses"],
-        upstream=["results/data"],
-        description="captions per model x instruction",
+    _caption_step(
+        "generate", ["results/responses"], ["results/data"], "captions per model x instruction"
     ),
-    dict(
-        name="extract",
-        target="extract_all",
-        code=[f"{HERE}/extract.smk", f"{HERE}/captions/extract.py"],
-        outs=["results/objects", "results/nouns"],
-        upstream=["results/responses"],
-        description="ordered object lists (L1 + L2)",
+    _caption_step(
+        "extract",
+        ["results/objects", "results/nouns"],
+        ["results/responses"],
+        "ordered object lists (L1 + L2)",
     ),
-    dict(
-        name="oracle",
-        target="oracle_all",
-        code=[f"{HERE}/oracle.smk", f"{HERE}/captions/oracle.py"],
-        outs=["results/oracle"],
-        upstream=["results/objects", "results/data"],
-        description="presence of out-of-domain objects",
+    _caption_step(
+        "oracle",
+        ["results/oracle"],
+        ["results/objects", "results/data"],
+        "presence of out-of-domain objects",
     ),
 ]
 AFTER = [
-    dict(
-        name="embed",
-        target="embed_all",
-        code=[f"{HERE}/embed.smk", f"{HERE}/captions/embed.py"],
-        outs=["results/embeddings"],
-        upstream=["results/objects", "results/data"],
-        description="object vectors",
+    _caption_step(
+        "embed", ["results/embeddings"], ["results/objects", "results/data"], "object vectors"
     ),
     dict(
         name="score",
