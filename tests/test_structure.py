@@ -176,6 +176,8 @@ def test_only_the_registry_line_profile_and_docs_name_a_shaped_benchmark_outside
 
 #: The core modules that know no benchmark: the command line, the stage runner, the params
 #: check and the scheduler resources read every benchmark from its folder.
+#: The simulated LVLMs' core: a benchmark's answerer and its preset fields are in its folder.
+SIM_CORE = ROOT / "src/halluscope/models/sim"
 BENCHMARK_FREE = (
     "src/halluscope/cli.py",
     "src/halluscope/stage_command.py",
@@ -183,6 +185,7 @@ BENCHMARK_FREE = (
     "src/halluscope/resources.py",
     "src/halluscope/hand_check.py",
     "src/halluscope/registry.py",
+    *sorted(f"src/halluscope/models/sim/{p.name}" for p in SIM_CORE.glob("*.py")),
 )
 
 
@@ -218,7 +221,8 @@ def _code_words(path: Path) -> set[str]:
 
 def test_the_core_modules_name_no_benchmark() -> None:
     """Every benchmark, CAOS included, is its folder plus one registry line: the CLI, the stage
-    runner, the params check and the resources name none of them in their code."""
+    runner, the params check, the resources, the DVC stages and the simulated LVLMs' core name
+    none of them in their code."""
     from halluscope.benchmarks import BENCHMARKS
 
     names = {b.name for b in BENCHMARKS}

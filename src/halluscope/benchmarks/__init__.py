@@ -24,7 +24,8 @@ A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules an
 - ``check.py``: ``add_parser(subparsers)`` registering its hand-check commands;
 - ``params_check.py``: ``check(config, source)``, its checks of the params beyond its schema;
 - ``needs.py``: ``RULE_NEEDS``, the models each job of its model-calling rules loads;
-- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``);
+- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``) and the
+  preset fields it reads (``declare_preset_fields``);
 - ``headlines.py``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
 - ``report_files.py``: ``table_files(config, run)`` and ``figure_files(config, run)`` when
   its tables and figures depend on params (CAOS) rather than on its captions alone;

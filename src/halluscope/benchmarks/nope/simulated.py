@@ -24,7 +24,21 @@ from typing import Any
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
 from halluscope.models.sim.pools import OOD_POOL, RELATION_POOL
-from halluscope.models.sim.profiles import KINDS
+from halluscope.models.sim.profiles import KINDS, declare_preset_fields
+
+declare_preset_fields(
+    {
+        "negp_accuracy": (
+            "probability that a NOPE NegP question gets a NegP answer (else an object is "
+            "hallucinated)",
+            {"sim-precise": 0.6, "sim-verbose": 0.1, "sim-frequent": 0.3, "sim-ood": 0.2},
+        ),
+        "vqa_error_rate": (
+            "probability that a NOPE question with another answer is answered wrongly",
+            {"sim-precise": 0.1, "sim-verbose": 0.25, "sim-frequent": 0.15, "sim-ood": 0.3},
+        ),
+    }
+)
 
 #: Colours a hallucinating sim gives for a NOPE colour question about an absent object.
 COLOR_POOL: tuple[str, ...] = ("red", "blue", "white", "black", "green", "brown", "yellow")

@@ -19,6 +19,16 @@ from typing import Any
 
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
+from halluscope.models.sim.profiles import declare_preset_fields
+
+declare_preset_fields(
+    {
+        "context_susceptibility": (
+            "share of the remaining PhD answers that follow a context, not the image",
+            {"sim-precise": 0.1, "sim-verbose": 0.3, "sim-frequent": 0.5, "sim-ood": 0.2},
+        )
+    }
+)
 
 
 @register_answerer("phd")

@@ -27,6 +27,30 @@ from typing import Any
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
 from halluscope.models.sim.pools import OOD_POOL
+from halluscope.models.sim.profiles import declare_preset_fields
+
+
+def _one_draw_per_triplet(profile: Mapping[str, Any], where: str) -> None:
+    if profile["trihe_relation_error_rate"] + profile["trihe_object_error_rate"] > 1:
+        raise ValueError(
+            f"{where}: trihe_relation_error_rate + trihe_object_error_rate must be <= 1 "
+            "(one draw per triplet decides object error, relation error or correct)"
+        )
+
+
+declare_preset_fields(
+    {
+        "trihe_relation_error_rate": (
+            "probability that a Tri-HE answer triplet gets a wrong relation",
+            {"sim-precise": 0.05, "sim-verbose": 0.35, "sim-frequent": 0.15, "sim-ood": 0.1},
+        ),
+        "trihe_object_error_rate": (
+            "probability that a Tri-HE answer triplet gets an absent object",
+            {"sim-precise": 0.03, "sim-verbose": 0.1, "sim-frequent": 0.25, "sim-ood": 0.2},
+        ),
+    },
+    _one_draw_per_triplet,
+)
 
 # Wrong relations of Tri-HE answers: actions and spatial relations that are false for the
 # annotated pairs of the demo (the sim also skips any relation annotated for the pair).
