@@ -230,7 +230,7 @@ def trihe_demo_triplets(
 
     params, items = demo_items_file(tmp)
     questions = tmp / "questions.jsonl"
-    source = trihe.QuestionSettings(str(ROOT / params["trihe"]["questions"]))
+    source = trihe.TriheQuestionSettings(str(ROOT / params["trihe"]["questions"]))
     trihe.questions(source, items, questions)
     write_jsonl(questions, read_jsonl(questions)[:6])
     answers, triplets = [], []

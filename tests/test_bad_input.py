@@ -915,7 +915,7 @@ def test_missing_mirror_names_the_file_and_where_to_put_it(tmp_path: Path) -> No
 def test_settings_json_with_unknown_or_missing_keys_names_them() -> None:
     """A stage's settings JSON (a rule's params, or typed by hand) with a wrong key is an
     InputError naming the flag, the unknown and missing keys and the expected ones."""
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
     from halluscope.benchmarks.trihe.stages import JudgeSettings
     from halluscope.io import InputError
 
@@ -924,14 +924,14 @@ def test_settings_json_with_unknown_or_missing_keys_names_them() -> None:
     assert JudgeSettings.from_json(json.dumps(good)).judges == params["trihe"]["judges"]
     with pytest.raises(InputError, match=r"--settings: unknown key\(s\) \['bogus'\], missing"):
         JudgeSettings.from_json(json.dumps({**good, "bogus": 1}))
-    generator = json.loads(GeneratorSettings.from_config(params).to_json())
-    settings = GeneratorSettings.from_json(json.dumps(generator))
+    generator = json.loads(NopeGeneratorSettings.from_config(params).to_json())
+    settings = NopeGeneratorSettings.from_json(json.dumps(generator))
     assert settings.llm.model_id == params["nope"]["llm"]["model"]
     broken = {k: v for k, v in generator.items() if k != "relevances"}
     with pytest.raises(InputError, match=r"missing key\(s\) \['relevances'\]"):
-        GeneratorSettings.from_json(json.dumps(broken))
+        NopeGeneratorSettings.from_json(json.dumps(broken))
     llm = {k: v for k, v in generator["llm"].items() if k != "spec"}
     with pytest.raises(InputError, match=r"--settings: llm: unknown key\(s\) \[\], missing"):
-        GeneratorSettings.from_json(json.dumps({**generator, "llm": llm}))
+        NopeGeneratorSettings.from_json(json.dumps({**generator, "llm": llm}))
     with pytest.raises(InputError, match=r"--settings: not JSON"):
-        GeneratorSettings.from_json("{")
+        NopeGeneratorSettings.from_json("{")

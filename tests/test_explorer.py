@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from halluscope.benchmarks import BENCHMARKS
-from halluscope.benchmarks.caos.score import ScoreSettings
+from halluscope.benchmarks.caos.score import CaosScoreSettings
 from halluscope.embeddings import save_vectors
 from halluscope.explorer.page import data_json
 from halluscope.io import InputError, write_jsonl
@@ -114,7 +114,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ]
         write_jsonl(paths["oracle"], decisions)
         scores = results / "scores" / PROFILE / "glove" / model
-        settings = ScoreSettings.from_config(config(), "glove").to_json()
+        settings = CaosScoreSettings.from_config(config(), "glove").to_json()
         # the score stage's command line, as rule score runs it
         argv = ["score", "--settings", settings, "--objects", paths["objects"], "--oracle",
                 paths["oracle"], "--items", ITEMS_PATH, "--vectors", vectors, "--model-id", model,

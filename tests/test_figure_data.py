@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from test_report import EMBEDDERS, MODELS, make_objects, make_summary
 
-from halluscope.benchmarks.caos.report import FigureSettings
+from halluscope.benchmarks.caos.report import CaosFigureSettings
 from halluscope.cli import main
 from halluscope.report import caption_then_mean
 
@@ -34,7 +34,7 @@ def run_figure(name: str, inputs: tuple[Path, Path], out: Path) -> Path:
     argv = [
         "stage", "figure", "--figure", name, "--summary", str(inputs[0]),
         "--objects", str(inputs[1]), "--out-stem", str(out / name),
-        "--settings", FigureSettings(40, 3, "coco", 3, TABLE1, EMBEDDERS).to_json(),
+        "--settings", CaosFigureSettings(40, 3, "coco", 3, TABLE1, EMBEDDERS).to_json(),
     ]  # fmt: skip
     assert main(argv) == 0
     for ext in ("pdf", "png"):

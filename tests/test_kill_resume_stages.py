@@ -162,14 +162,14 @@ def inputs(tmp_path_factory) -> dict:
     out: dict = {"items": root / "items.jsonl"}
 
     # POPE: the upstream stage (n and seed of params.yaml) on the replicated items
-    from halluscope.benchmarks.phd.settings import PromptSettings
-    from halluscope.benchmarks.pope.stages import QuestionSettings
+    from halluscope.benchmarks.phd.settings import PhdPromptSettings
+    from halluscope.benchmarks.pope.stages import PopeQuestionSettings
     from halluscope.benchmarks.trihe import stages as trihe_stages
 
     out["pope"] = root / "pope.jsonl"
     run(
         cli("stage-pope-questions", "--items", str(out["items"]), "--out", str(out["pope"]))
-        + ["--settings", QuestionSettings.from_config(PARAMS, "adversarial").to_json()]
+        + ["--settings", PopeQuestionSettings.from_config(PARAMS, "adversarial").to_json()]
     )
 
     # Tri-HE: the demo questions replicated onto the new image ids, through the upstream stage
@@ -183,7 +183,7 @@ def inputs(tmp_path_factory) -> dict:
     out["trihe"] = root / "trihe.jsonl"
     run(
         cli("stage-trihe-questions", "--items", str(out["items"]), "--out", str(out["trihe"]))
-        + ["--settings", trihe_stages.QuestionSettings(str(root / "trihe.yaml")).to_json()]
+        + ["--settings", trihe_stages.TriheQuestionSettings(str(root / "trihe.yaml")).to_json()]
     )
 
     # PhD: the demo records on replica 0, all modes, through the upstream stage
@@ -197,7 +197,10 @@ def inputs(tmp_path_factory) -> dict:
     out["phd"] = root / "phd.jsonl"
     run(
         cli("stage-phd-prompts", "--items", str(out["items"]), "--out", str(out["phd"]))
-        + ["--settings", PromptSettings(str(root / "phd.yaml"), PARAMS["phd"]["modes"]).to_json()]
+        + [
+            "--settings",
+            PhdPromptSettings(str(root / "phd.yaml"), PARAMS["phd"]["modes"]).to_json(),
+        ]
     )
 
     # NOPE: NegP questions about absent objects + the other questions from the annotations
@@ -476,7 +479,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     """Tri-HE triplet extraction, the Tri-HE LLM judge and NOPE list-then-rewrite with SmolLM2
     (params.yaml settings, one request per batch), on a few inputs: the real LLM answers ~1.4
     short requests/s."""
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
     from halluscope.benchmarks.trihe.stages import (
         JudgeSettings,
         TriheAnswerSettings,
@@ -509,7 +512,7 @@ def llm_stages(inputs, tmp_path_factory) -> dict[str, Stage]:
     # NOPE generation for one demo image (its own id: the fallback file names it)
     image = demo_images()[0]
     write_jsonl(root / "items.jsonl", [item(image, image["id"])])
-    generator = GeneratorSettings.from_config(ONE_BATCH).to_json()
+    generator = NopeGeneratorSettings.from_config(ONE_BATCH).to_json()
 
     def nope(cache: Path, out: Path) -> list[str]:
         return cli(

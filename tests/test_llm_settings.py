@@ -87,7 +87,7 @@ def test_defaults_come_from_the_schema() -> None:
 def test_the_demo_blocks_keep_their_request_params() -> None:
     """The request params (cache keys) of the demo's LLM stages, as before the shared type."""
     from halluscope.benchmarks.caos.captions.extract import instruction_llm
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
     from halluscope.benchmarks.trihe.stages import TripletSettings
 
     config = params()
@@ -107,7 +107,7 @@ def test_the_demo_blocks_keep_their_request_params() -> None:
         "seed": 0,
         "stop_rule": "json-value",
     }
-    nope = GeneratorSettings.from_config(config)
+    nope = NopeGeneratorSettings.from_config(config)
     assert nope.llm.batch_size == 1 and nope.seed == 0
     assert nope.llm.params == {
         "max_new_tokens": 64,

@@ -224,10 +224,10 @@ def test_dvc_repro_reruns_nothing_after_commit(project: Path, tmp_path: Path) ->
 def test_a_score_job_writes_what_one_instruction_alone_writes(project: Path, tmp_path) -> None:
     """Rule score runs every instruction of a model x embedder in one process; scoring one
     instruction alone gives the same bytes, and unpaired flags are refused by name."""
-    from halluscope.benchmarks.caos.score import ScoreSettings
+    from halluscope.benchmarks.caos.score import CaosScoreSettings
 
     config = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
-    every = ScoreSettings.from_config(config, "minilm")
+    every = CaosScoreSettings.from_config(config, "minilm")
     base = [
         "halluscope",
         "stage",

@@ -358,7 +358,7 @@ def test_real_smollm2_nope_rules_end_listing_and_rewrite(smollm2) -> None:
 def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
     """``stop_rule: none`` adds nothing to the request (the cache keys of runs without a rule
     stay as they were); the demo's params.yaml sets one rule per LLM stage."""
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
     from halluscope.benchmarks.trihe.stages import TripletSettings
     from halluscope.config import validate as validate_config
     from halluscope.stages.llm import LLMSettings
@@ -368,7 +368,7 @@ def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
     demo = {
         "extract": extract.params.get("stop_rule"),
         "trihe": TripletSettings.from_config(config).llm.params.get("stop_rule"),
-        "nope": GeneratorSettings.from_config(config).llm.params.get("stop_rule"),
+        "nope": NopeGeneratorSettings.from_config(config).llm.params.get("stop_rule"),
     }
     assert demo == {"extract": "object-list-vocab", "trihe": "json-value", "nope": "count-repeat"}
     off = copy.deepcopy(config)
@@ -377,7 +377,7 @@ def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
     validate_config(off)
     assert "stop_rule" not in LLMSettings.from_block(off, off["extract"]["llm"], "x").params
     assert "stop_rule" not in TripletSettings.from_config(off).llm.params
-    assert "stop_rule" not in GeneratorSettings.from_config(off).llm.params
+    assert "stop_rule" not in NopeGeneratorSettings.from_config(off).llm.params
     for path, values in (
         (("extract", "llm"), ["object-list", "object-list-vocab"]),
         (("trihe", "extractor", "llm"), ["json-value", "triplet-list"]),
@@ -395,6 +395,6 @@ def test_rule_none_carries_no_rule_and_each_rule_is_valid_config() -> None:
             validate_config(changed)
     changed = copy.deepcopy(config)
     changed["nope"]["llm"]["stop_rule"] = "count"
-    assert GeneratorSettings.from_config(changed).llm.params["stop_rule"] == "count"
+    assert NopeGeneratorSettings.from_config(changed).llm.params["stop_rule"] == "count"
     changed["trihe"]["extractor"]["llm"]["stop_rule"] = "json-value"
     assert TripletSettings.from_config(changed).llm.params["stop_rule"] == "json-value"

@@ -64,7 +64,7 @@ def _imports(root: Path) -> dict[str, tuple[str, str]]:
 
 
 def resolve(expression: str, root: Path) -> Any:
-    """The object a rules file names by ``expression`` (``trihe_stages.QuestionSettings``)."""
+    """The object a rules file names by ``expression`` (``trihe_stages.TriheQuestionSettings``)."""
     first, *attrs = expression.split(".")
     if first not in _imports(root):
         raise ValueError(f"rules files: {expression!r}: {first!r} is not imported by a rules file")

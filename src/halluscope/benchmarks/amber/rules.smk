@@ -16,7 +16,7 @@ rule amber_prompts:
     output:
         "results/amber/{profile}/prompts.jsonl",
     params:
-        settings=settings_arg(amber_settings.PromptSettings),
+        settings=settings_arg(amber_settings.AmberPromptSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -55,7 +55,7 @@ rule amber_score:
     output:
         "results/amber/{profile}/{model}/scores.json",
     params:
-        settings=settings_arg(amber_settings.ScoreSettings),
+        settings=settings_arg(amber_settings.AmberScoreSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -80,7 +80,7 @@ rule amber_table:
             labels={"name": report_title("amber_table"), "profile": "{profile}"},
         ),
     params:
-        settings=settings_arg(amber_settings.TableSettings),
+        settings=settings_arg(amber_settings.AmberTableSettings),
         code=code_version("amber"),
     conda:
         "../../../../envs/halluscope.yaml"

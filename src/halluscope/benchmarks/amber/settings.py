@@ -22,18 +22,18 @@ def amber_file(config: Mapping[str, Any], key: str) -> str:
 
 
 @dataclass(frozen=True)
-class PromptSettings(StageSettings):
+class AmberPromptSettings(StageSettings):
     """The annotations file (``amber.annotations``)."""
 
     annotations: str
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> PromptSettings:
+    def from_config(cls, config: Mapping[str, Any]) -> AmberPromptSettings:
         return cls(amber_file(config, "annotations"))
 
 
 @dataclass(frozen=True)
-class ScoreSettings(StageSettings):
+class AmberScoreSettings(StageSettings):
     """The annotation, relation and safe-word files, and the optional word similarity
     (``amber.similarity``: none or glove) with its threshold."""
 
@@ -44,7 +44,7 @@ class ScoreSettings(StageSettings):
     threshold: float
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ScoreSettings:
+    def from_config(cls, config: Mapping[str, Any]) -> AmberScoreSettings:
         amber = config.get("amber") or {}
         return cls(
             amber_file(config, "annotations"),
@@ -56,7 +56,7 @@ class ScoreSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class TableSettings(StageSettings):
+class AmberTableSettings(StageSettings):
     """The models (rows) and the profile (labels)."""
 
     models: list[str] = param("generate.models")

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from halluscope.benchmarks.amber.settings import PromptSettings, ScoreSettings, TableSettings
+from halluscope.benchmarks.amber.settings import (
+    AmberPromptSettings,
+    AmberScoreSettings,
+    AmberTableSettings,
+)
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
 from halluscope.stage_command import stage
 from halluscope.stages.answering import AnswerSettings, with_cache
@@ -21,7 +25,7 @@ METRICS = ("CHAIR", "Cover", "Hal", "Cog")
 
 
 @stage("amber-prompts")
-def prompts(settings: PromptSettings, items: Path, out: Path) -> None:
+def prompts(settings: AmberPromptSettings, items: Path, out: Path) -> None:
     """AMBER generative prompts with their annotations.
 
     One prompt per item: AMBER's query, with the image's ``truth`` / ``hallu`` lists (the
@@ -84,7 +88,7 @@ def answers(settings: AnswerSettings, items: Path, prompts: Path, cache: Path, o
 
 
 @stage("amber-score")
-def score(settings: ScoreSettings, answers: Path, out: Path) -> None:
+def score(settings: AmberScoreSettings, answers: Path, out: Path) -> None:
     """AMBER CHAIR / Cover / Hal / Cog of one model.
 
     AMBER's generative metrics for one model's answers (percent, one decimal, as upstream
@@ -130,7 +134,7 @@ def score(settings: ScoreSettings, answers: Path, out: Path) -> None:
 
 
 @stage("amber-table")
-def table(score_files: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+def table(score_files: list[Path], /, *, settings: AmberTableSettings, out: Path) -> None:
     """AMBER LaTeX table and CSV twin.
 
     Models x (CHAIR, Cover, Hal, Cog) as booktabs LaTeX (one decimal, as upstream prints

@@ -27,7 +27,7 @@ def _displays(config: Mapping[str, Any]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class FigureSettings(StageSettings):
+class CaosFigureSettings(StageSettings):
     """What a CAOS figure reads from params: PNG resolution (``figures.dpi``), how many of the K
     order's first names Figure 5 leaves out (``figures.subsets_exclude_top``), the K order and
     k (``caos.frequent``, ``caos.k``), the Table 1 instructions and the embedders' display
@@ -41,7 +41,7 @@ class FigureSettings(StageSettings):
     embedders: Mapping[str, str]
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> FigureSettings:
+    def from_config(cls, config: Mapping[str, Any]) -> CaosFigureSettings:
         figures, caos = config["figures"], config["caos"]
         return cls(
             figures["dpi"],
@@ -54,7 +54,7 @@ class FigureSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class TableSettings(StageSettings):
+class CaosTableSettings(StageSettings):
     """What the CAOS tables read from params (``tables``, ``caos.k``, the models, instructions
     and embedders) and the setting note's summary of the whole profile."""
 
@@ -70,7 +70,7 @@ class TableSettings(StageSettings):
     chair_counts: str = "with-rejected-ood"
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> TableSettings:
+    def from_config(cls, config: Mapping[str, Any]) -> CaosTableSettings:
         tables, generate = config["tables"], config["generate"]
         return cls(
             tables["decimals"],
@@ -138,7 +138,11 @@ def _read(path: Path):
 
 @stage("figure")
 def draw(
-    settings: FigureSettings, figure: list[str], summary: Path, objects: Path, out_stem: list[Path]
+    settings: CaosFigureSettings,
+    figure: list[str],
+    summary: Path,
+    objects: Path,
+    out_stem: list[Path],
 ) -> None:
     """CAOS figures (each --figure NAME drawn to the --out-stem at the same position)."""
     for name, stem in paired(figure=figure, out_stem=out_stem):
@@ -146,7 +150,7 @@ def draw(
 
 
 def _figure(
-    name: str, settings: FigureSettings, summary_path: Path, objects_path: Path, out_stem: Path
+    name: str, settings: CaosFigureSettings, summary_path: Path, objects_path: Path, out_stem: Path
 ) -> None:
     """One figure by name: PDF + PNG with fixed metadata, and ``{stem}.csv``, the numbers drawn
     (the same frame the plot is made from: caos_ksweep ``model, embedder, k, CAOS_K``;
@@ -205,7 +209,7 @@ def _figure(
 
 
 @stage("tables")
-def tables(settings: TableSettings, summary: Path, out_dir: Path) -> None:
+def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
     """CAOS LaTeX tables.
 
     Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin (long

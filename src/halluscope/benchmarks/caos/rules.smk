@@ -9,7 +9,7 @@
 
 
 from halluscope.benchmarks.caos import report as caos_report
-from halluscope.benchmarks.caos.score import ScoreSettings
+from halluscope.benchmarks.caos.score import CaosScoreSettings
 from halluscope.benchmarks.caos.settings import RateSettings
 from halluscope.benchmarks.caos.summarize import SummarizeSettings
 
@@ -46,7 +46,7 @@ rule score:
             instruction=INSTRUCTIONS,
         ),
     params:
-        settings=settings_arg(ScoreSettings, "embedder"),
+        settings=settings_arg(CaosScoreSettings, "embedder"),
         code=code_version("score"),
     priority: CAPTION_PRIORITY
     conda:
@@ -117,7 +117,7 @@ rule figure:
             for figure in CAOS_FIGURES
         ],
     params:
-        settings=settings_arg(caos_report.FigureSettings),
+        settings=settings_arg(caos_report.CaosFigureSettings),
         stems=lambda wc, output: [path.removesuffix(".pdf") for path in output.pdf],
         figures=lambda wc, output: [os.path.basename(p).removesuffix(".pdf") for p in output.pdf],
         code=code_version("figures"),
@@ -162,7 +162,7 @@ rule caos_tables:
             captions=".",
         ),
     params:
-        settings=settings_arg(caos_report.TableSettings),
+        settings=settings_arg(caos_report.CaosTableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"

@@ -82,7 +82,7 @@ def caption_objects(record: dict, gt: set[str], decisions: dict) -> list[Caption
 
 
 @dataclass(frozen=True)
-class ScoreSettings(StageSettings):
+class CaosScoreSettings(StageSettings):
     """What a score job reads of ``params.yaml``: ``caos.k`` (Algorithm 1's K), ``caos.k_max``
     (the K-sweep's largest K) and ``caos.frequent`` (the frequent-object list K is taken from, or
     ``coco-instances`` / ``coco-images``); for rule ``score``, the instructions a job scores (in
@@ -97,7 +97,7 @@ class ScoreSettings(StageSettings):
     embedder_spec: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], embedder: str) -> ScoreSettings:
+    def from_config(cls, config: Mapping[str, Any], embedder: str) -> CaosScoreSettings:
         caos = config["caos"]
         return cls(
             caos["k"],
@@ -115,7 +115,7 @@ class ScoreSettings(StageSettings):
 
 @stage("score")
 def run(
-    settings: ScoreSettings,
+    settings: CaosScoreSettings,
     objects: list[Path],
     oracle: list[Path],
     items: Path,

@@ -10,9 +10,9 @@ from halluscope.resources import Needs, llm_needs
 
 
 def _generate(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
-    from halluscope.benchmarks.nope.stages import GeneratorSettings
+    from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
 
-    return llm_needs(GeneratorSettings.from_config(config).llm, "nope.llm")
+    return llm_needs(NopeGeneratorSettings.from_config(config).llm, "nope.llm")
 
 
 RULE_NEEDS = {"nope_generate": _generate}

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from halluscope.benchmarks.nope.settings import FigureSettings, TableSettings
+from halluscope.benchmarks.nope.settings import NopeFigureSettings, NopeTableSettings
 from halluscope.report import model_colors
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
 from halluscope.report.latex import latex_escape
@@ -243,7 +243,7 @@ def read_generation(path: Path) -> dict[str, Any]:
 
 @stage("nope-table")
 def write_nope_tables(
-    score_files: list[Path], /, *, settings: TableSettings, lexdiv: Path, generation: Path,
+    score_files: list[Path], /, *, settings: NopeTableSettings, lexdiv: Path, generation: Path,
     out_table: Path, out_breakdown: Path,
 ) -> None:  # fmt: skip
     """NOPE LaTeX tables (Table 3 layout and breakdown).
@@ -264,7 +264,7 @@ def write_nope_tables(
 
 @stage("nope-figure")
 def draw_nope_question_types(
-    score_files: list[Path], /, *, settings: FigureSettings, out_stem: Path
+    score_files: list[Path], /, *, settings: NopeFigureSettings, out_stem: Path
 ) -> None:
     """NOPE accuracy per question type (NegP and other questions), PDF + PNG."""
     from halluscope.io import reports_by_model

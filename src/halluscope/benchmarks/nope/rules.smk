@@ -3,7 +3,7 @@
 # per-question-type figure. Included by the Snakefile through halluscope.benchmarks; stage code:
 # src/halluscope/benchmarks/nope/stages.py (report.py beside it: the table and figure).
 from halluscope.benchmarks.nope import settings as nope_settings
-from halluscope.benchmarks.nope.stages import GeneratorSettings as NopeGeneratorSettings
+from halluscope.benchmarks.nope.stages import NopeGeneratorSettings
 from halluscope.benchmarks.nope.stages import check_config as nope_check_config
 from halluscope.resources import model_resources, model_threads
 from halluscope.stages.answering import AnswerSettings
@@ -90,7 +90,7 @@ rule nope_score:
     output:
         expand("results/nope/{{profile}}/{model}/scores.json", model=MODELS),
     params:
-        settings=settings_arg(nope_settings.ScoreSettings),
+        settings=settings_arg(nope_settings.NopeScoreSettings),
         code=code_version("nope"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -132,7 +132,7 @@ rule nope_table:
             captions=".",
         ),
     params:
-        settings=settings_arg(nope_settings.TableSettings),
+        settings=settings_arg(nope_settings.NopeTableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -157,7 +157,7 @@ rule nope_figure:
             captions=".",
         ),
     params:
-        settings=settings_arg(nope_settings.FigureSettings),
+        settings=settings_arg(nope_settings.NopeFigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"

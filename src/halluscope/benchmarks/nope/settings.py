@@ -1,5 +1,5 @@
 """NOPE's settings of its scoring and report rules (the question generator's are
-:class:`halluscope.benchmarks.nope.stages.GeneratorSettings`)."""
+:class:`halluscope.benchmarks.nope.stages.NopeGeneratorSettings`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from halluscope.settings import StageSettings, param
 
 
 @dataclass(frozen=True)
-class ScoreSettings(StageSettings):
+class NopeScoreSettings(StageSettings):
     """Whether METEOR 1.5 scores the answers (needs Java)."""
 
     meteor: bool = param("nope.meteor")
 
 
 @dataclass(frozen=True)
-class TableSettings(StageSettings):
+class NopeTableSettings(StageSettings):
     """The models (rows) and the decimals."""
 
     models: list[str] = param("generate.models")
@@ -24,7 +24,7 @@ class TableSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class FigureSettings(StageSettings):
+class NopeFigureSettings(StageSettings):
     """The models and the PNG resolution."""
 
     models: list[str] = param("generate.models")

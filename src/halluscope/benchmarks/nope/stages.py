@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from halluscope.benchmarks.nope.settings import ScoreSettings
+from halluscope.benchmarks.nope.settings import NopeScoreSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.settings import StageSettings, keyed_values, param
 from halluscope.stage_command import paired, stage
@@ -82,7 +82,7 @@ QUESTION_FIELDS = (
 
 
 @dataclass(frozen=True)
-class GeneratorSettings(StageSettings):
+class NopeGeneratorSettings(StageSettings):
     """What the list-then-rewrite stages read from params (section ``nope``): the LLM
     (``nope.llm``, :class:`~halluscope.stages.llm.LLMSettings`), the generation's own
     settings (``seed`` picks the question templates) and the number of generation jobs
@@ -101,7 +101,7 @@ class GeneratorSettings(StageSettings):
     fallback: str | None = param("nope.fallback_objects", None)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> GeneratorSettings:
+    def from_config(cls, config: Mapping[str, Any]) -> NopeGeneratorSettings:
         llm = LLMSettings.from_block(config, config["nope"]["llm"], "nope.llm")
         return cls(llm, **keyed_values(cls, config))
 
@@ -109,7 +109,7 @@ class GeneratorSettings(StageSettings):
 def check_config(config: Mapping[str, Any]) -> None:
     """Cross-references of the ``nope`` section (model id), checked when the DAG is built."""
     if config["nope"]["enabled"]:
-        GeneratorSettings.from_config(config)
+        NopeGeneratorSettings.from_config(config)
 
 
 # ---------------------------------------------------------------------------------- questions
@@ -206,7 +206,7 @@ def annotation_questions(items: Sequence[Mapping[str, Any]]) -> list[dict[str, A
 
 @stage("nope-generate")
 def generate_shard(
-    settings: GeneratorSettings, items: Path, cache: Path, shard: int, out: Path
+    settings: NopeGeneratorSettings, items: Path, cache: Path, shard: int, out: Path
 ) -> dict[str, Any]:
     """NOPE list-then-rewrite for one shard of the items.
 
@@ -271,7 +271,7 @@ def _merge_counts(total: dict[str, Any], part: Mapping[str, Any]) -> None:
 
 @stage("nope-questions")
 def questions(
-    shards: list[Path], /, *, settings: GeneratorSettings, items: Path, out_questions: Path,
+    shards: list[Path], /, *, settings: NopeGeneratorSettings, items: Path, out_questions: Path,
     out_report: Path,
 ) -> dict[str, Any]:  # fmt: skip
     """NOPE questions: merged shards + other questions.
@@ -378,7 +378,7 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
 
 
 @stage("nope-score")
-def score(settings: ScoreSettings, answers: list[Path], out: list[Path]) -> None:
+def score(settings: NopeScoreSettings, answers: list[Path], out: list[Path]) -> None:
     """NOPE accuracy, METEOR and NegP accuracy of one model or more (paths paired by position).
 
     Each model's answers are scored in turn by one METEOR process (its JVM starts once); one

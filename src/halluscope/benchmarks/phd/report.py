@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from halluscope.benchmarks.phd.settings import FigureSettings, TableSettings
+from halluscope.benchmarks.phd.settings import PhdFigureSettings, PhdTableSettings
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
 from halluscope.report.latex import latex_escape
 from halluscope.stage_command import stage
@@ -147,7 +147,7 @@ def canonical_modes(modes: Sequence[str]) -> list[str]:
 
 
 @stage("phd-table")
-def write_phd_table(reports: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+def write_phd_table(reports: list[Path], /, *, settings: PhdTableSettings, out: Path) -> None:
     """PhD LaTeX table (and CSV twin): the PhD Index by model x mode and task."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
@@ -160,7 +160,9 @@ def write_phd_table(reports: list[Path], /, *, settings: TableSettings, out: Pat
 
 
 @stage("phd-figure")
-def draw_phd_heatmap(reports: list[Path], /, *, settings: FigureSettings, out_stem: Path) -> None:
+def draw_phd_heatmap(
+    reports: list[Path], /, *, settings: PhdFigureSettings, out_stem: Path
+) -> None:
     """PhD mode x task heatmap, one panel per model (PDF + PNG)."""
     from halluscope.io import reports_by_model
 

@@ -16,7 +16,7 @@ rule phd_prompts:
     output:
         "results/phd/{profile}/prompts.jsonl",
     params:
-        settings=settings_arg(phd_settings.PromptSettings),
+        settings=settings_arg(phd_settings.PhdPromptSettings),
         code=code_version("phd"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -78,7 +78,7 @@ rule phd_table:
             labels={"name": report_title("phd_table"), "profile": "{profile}"},
         ),
     params:
-        settings=settings_arg(phd_settings.TableSettings),
+        settings=settings_arg(phd_settings.PhdTableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -103,7 +103,7 @@ rule phd_figure:
             labels={"name": report_title("phd_heatmap"), "profile": "{profile}"},
         ),
     params:
-        settings=settings_arg(phd_settings.FigureSettings),
+        settings=settings_arg(phd_settings.PhdFigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"

@@ -9,7 +9,7 @@ from halluscope.settings import StageSettings, param
 
 
 @dataclass(frozen=True)
-class PromptSettings(StageSettings):
+class PhdPromptSettings(StageSettings):
     """The question file (the demo's YAML, or a released JSON file: a registered data file or a
     path) and the modes, in order."""
 
@@ -18,14 +18,14 @@ class PromptSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class TableSettings(settings.TableSettings):
+class PhdTableSettings(settings.TableSettings):
     """The table's models, decimals and profile, and the modes."""
 
     modes: list[str] = param("phd.modes")
 
 
 @dataclass(frozen=True)
-class FigureSettings(settings.FigureSettings):
+class PhdFigureSettings(settings.FigureSettings):
     """The models (panels), the PNG resolution and the modes."""
 
     modes: list[str] = param("phd.modes")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from halluscope.benchmarks.phd.settings import PromptSettings
+from halluscope.benchmarks.phd.settings import PhdPromptSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.stage_command import stage
 from halluscope.stages.answering import AnswerSettings, Question, answer_and_write, with_cache
@@ -23,7 +23,7 @@ from halluscope.stages.data import load_items
 
 
 @stage("phd-prompts")
-def prompts(settings: PromptSettings, items: Path, out: Path) -> None:
+def prompts(settings: PhdPromptSettings, items: Path, out: Path) -> None:
     """PhD prompts: every (mode, record, label), mode by mode in the order given, as JSONL."""
     from halluscope.benchmarks.phd.data import build_prompts, canonical_mode
 

@@ -16,7 +16,7 @@ rule pope_questions:
     output:
         "results/pope/{profile}/questions/{setting}.jsonl",
     params:
-        settings=settings_arg(pope_stages.QuestionSettings, "setting"),
+        settings=settings_arg(pope_stages.PopeQuestionSettings, "setting"),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -56,7 +56,7 @@ rule pope_score:
     output:
         "results/pope/{profile}/{model}/{setting}.scores.json",
     params:
-        settings=settings_arg(pope_stages.ScoreSettings),
+        settings=settings_arg(pope_stages.PopeScoreSettings),
         code=code_version("pope"),
     conda:
         "../../../../envs/halluscope.yaml"

@@ -20,7 +20,7 @@ from halluscope.stages.data import load_items
 
 
 @dataclass(frozen=True)
-class QuestionSettings(StageSettings):
+class PopeQuestionSettings(StageSettings):
     """What one questions job reads from params (section ``pope``): the negative-sampling
     setting (random, popular or adversarial), positives per image, the seed, and whether to
     reproduce the first release's "imange" typo."""
@@ -31,7 +31,7 @@ class QuestionSettings(StageSettings):
     typo: bool = False
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], setting: str) -> QuestionSettings:
+    def from_config(cls, config: Mapping[str, Any], setting: str) -> PopeQuestionSettings:
         pope = config["pope"]
         return cls(setting, pope["n"], pope["seed"], bool(pope["typo"]))
 
@@ -41,14 +41,14 @@ class QuestionSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class ScoreSettings(StageSettings):
+class PopeScoreSettings(StageSettings):
     """How a yes/no answer is read (``pope.parser``: original, opera or strict)."""
 
     parser: str = param("pope.parser")
 
 
 @stage("pope-questions")
-def questions(settings: QuestionSettings, items: Path, out: Path) -> None:
+def questions(settings: PopeQuestionSettings, items: Path, out: Path) -> None:
     """POPE questions of one setting from the items.
 
     Images with fewer than n GT objects are skipped."""
@@ -84,7 +84,7 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
 
 
 @stage("pope-score")
-def score(settings: ScoreSettings, questions: Path, answers: Path, out: Path) -> None:
+def score(settings: PopeScoreSettings, questions: Path, answers: Path, out: Path) -> None:
     """POPE accuracy, precision, recall, F1 and yes ratio of one model (and unparsed answers)."""
     from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from halluscope.benchmarks.trihe.settings import FigureSettings, TableSettings
+from halluscope.benchmarks.trihe.settings import TriheFigureSettings, TriheTableSettings
 from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex
 from halluscope.report.latex import latex_escape
 from halluscope.stage_command import stage
@@ -146,7 +146,7 @@ def plot_trihe_bars(
 
 
 @stage("trihe-table")
-def write_trihe_table(scores: list[Path], /, *, settings: TableSettings, out: Path) -> None:
+def write_trihe_table(scores: list[Path], /, *, settings: TriheTableSettings, out: Path) -> None:
     """Tri-HE LaTeX table (and CSV twin): Hallu_I / Hallu_Q per model and judge."""
     from halluscope.io import reports_by_model
     from halluscope.report.benchmarks import write_table
@@ -161,7 +161,9 @@ def write_trihe_table(scores: list[Path], /, *, settings: TableSettings, out: Pa
 
 
 @stage("trihe-figure")
-def draw_trihe_bars(scores: list[Path], /, *, settings: FigureSettings, out_stem: Path) -> None:
+def draw_trihe_bars(
+    scores: list[Path], /, *, settings: TriheFigureSettings, out_stem: Path
+) -> None:
     """Tri-HE object vs relation hallucination bars of one judge (PDF + PNG)."""
     from halluscope.io import reports_by_model
 

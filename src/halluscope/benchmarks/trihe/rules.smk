@@ -21,7 +21,7 @@ rule trihe_questions:
     output:
         "results/trihe/{profile}/questions.jsonl",
     params:
-        settings=settings_arg(trihe_stages.QuestionSettings),
+        settings=settings_arg(trihe_stages.TriheQuestionSettings),
         code=code_version("trihe"),
     priority: LLM_PRIORITY
     conda:
@@ -111,7 +111,7 @@ rule trihe_table:
         table="results/report/{profile}/trihe_table.tex",
         twin=report_csvs("results/report/{profile}/trihe_table.csv", "Tri-HE", captions="."),
     params:
-        settings=settings_arg(trihe_report.TableSettings),
+        settings=settings_arg(trihe_report.TriheTableSettings),
         code=code_version("tables"),
     conda:
         "../../../../envs/halluscope.yaml"
@@ -132,7 +132,7 @@ rule trihe_figure:
             "results/figures/{profile}/trihe_bars.png", "trihe_bars", "Tri-HE", captions="."
         ),
     params:
-        settings=settings_arg(trihe_report.FigureSettings),
+        settings=settings_arg(trihe_report.TriheFigureSettings),
         code=code_version("figures"),
     conda:
         "../../../../envs/halluscope.yaml"

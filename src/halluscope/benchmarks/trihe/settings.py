@@ -10,7 +10,7 @@ from halluscope.settings import param
 
 
 @dataclass(frozen=True)
-class TableSettings(settings.TableSettings):
+class TriheTableSettings(settings.TableSettings):
     """The table's models, decimals and profile, the judges and the mitigation."""
 
     judges: list[str] = param("trihe.judges")
@@ -18,7 +18,7 @@ class TableSettings(settings.TableSettings):
 
 
 @dataclass(frozen=True)
-class FigureSettings(settings.FigureSettings):
+class TriheFigureSettings(settings.FigureSettings):
     """The models, the PNG resolution and the main judge (the first of ``trihe.judges``)."""
 
     judge: str = param("trihe.judges.0")

@@ -57,7 +57,7 @@ ANSWER_PROMPT = (
 
 
 @dataclass(frozen=True)
-class QuestionSettings(StageSettings):
+class TriheQuestionSettings(StageSettings):
     """What the questions stage reads from params: ``trihe.questions``, the demo's YAML or
     Tri-HE's ``tri-he.json`` (a registered data file or a path)."""
 
@@ -155,7 +155,7 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 
 @stage("trihe-questions")
-def questions(settings: QuestionSettings, items: Path, out: Path) -> None:
+def questions(settings: TriheQuestionSettings, items: Path, out: Path) -> None:
     """Tri-HE questions (checked against the items), as JSONL.
 
     ``settings.questions``: the demo's YAML, or Tri-HE's ``tri-he.json`` (a registered data file

@@ -12,7 +12,11 @@ from pipeline_helpers import ROOT, copy_project, merged_params, snakemake
 
 from halluscope.benchmarks.amber import stages
 from halluscope.benchmarks.amber.data import items
-from halluscope.benchmarks.amber.settings import PromptSettings, ScoreSettings, TableSettings
+from halluscope.benchmarks.amber.settings import (
+    AmberPromptSettings,
+    AmberScoreSettings,
+    AmberTableSettings,
+)
 from halluscope.io import InputError, read_json, read_jsonl, write_jsonl
 from halluscope.models.sim import resolve_profile
 from halluscope.stages.answering import AnswerSettings
@@ -56,7 +60,7 @@ def small_amber(tmp: Path) -> dict[str, Path]:
 
 def score_small(tmp: Path, files: dict[str, Path]) -> dict:
     """tmp/answers.jsonl scored against the small set (no similarity step) into tmp/scores.json."""
-    settings = ScoreSettings(
+    settings = AmberScoreSettings(
         str(files["annotations"]), str(files["relation"]), str(files["safe_words"]), "none", 0.8
     )
     stages.score(settings, tmp / "answers.jsonl", tmp / "scores.json")
@@ -66,7 +70,7 @@ def score_small(tmp: Path, files: dict[str, Path]) -> dict:
 def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     files = small_amber(tmp_path)
     write_jsonl(tmp_path / "items.jsonl", items({"image_list": str(files["queries"])}))
-    prompt_settings = PromptSettings(str(files["annotations"]))
+    prompt_settings = AmberPromptSettings(str(files["annotations"]))
     stages.prompts(prompt_settings, tmp_path / "items.jsonl", tmp_path / "prompts.jsonl")
     prompts = read_jsonl(tmp_path / "prompts.jsonl")
     assert [(p["id"], p["image_id"], p["truth"]) for p in prompts] == [
@@ -96,7 +100,7 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     assert report["Cog"] == round(3 / 3.001 * 100, 1)
     assert [sorted(r["hallucinated"]) for r in report["responses"]] == [["cat", "frisbee"], ["bus"]]
 
-    table_settings = TableSettings(models=["m"], run="amber-gen")
+    table_settings = AmberTableSettings(models=["m"], run="amber-gen")
     stages.table(
         [tmp_path / "scores.json"], settings=table_settings, out=tmp_path / "amber_table.tex"
     )
