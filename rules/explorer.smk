@@ -1,11 +1,9 @@
 # The explorer page (halluscope.stages.explorer): every caption and answer of the profile, per
 # image, worst images first, in one HTML file that opens offline. Its inputs are the files each
 # enabled benchmark's explorer part reads (src/halluscope/benchmarks/<name>/explorer.py), the
-# same files its tables read; its code digest covers those parts and the page's template (the
-# registry's digests cover Python only). The params.yaml profile's page is also DVC's stage
-# `explorer` (halluscope.registry), built by `explorer_all`.
-from pathlib import Path
-
+# same files its tables read; its code digest covers those parts and the page's template. The
+# params.yaml profile's page is also DVC's stage `explorer` (halluscope.registry), built by
+# `explorer_all`.
 from halluscope.stages import explorer as explorer_stage
 
 
@@ -23,7 +21,7 @@ rule explorer:
         ),
     params:
         settings=settings_arg(explorer_stage.ExplorerSettings),
-        code=explorer_stage.code_digest(Path(workflow.basedir)),
+        code=code_version("explorer"),
     conda:
         "../envs/halluscope.yaml"
     log:

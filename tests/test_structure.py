@@ -413,3 +413,13 @@ def test_every_settings_class_has_its_own_name() -> None:
     )
     assert len(defined) > 20, defined
     assert not [name for name, n in defined.items() if n > 1], defined
+
+
+def test_the_explorer_digest_holds_its_page_files() -> None:
+    """The page's template, script and style are code of the explorer stage: an edit of one
+    reruns the page (rules files stay out of every digest: Snakemake sees a rule's edits)."""
+    files = code_files("explorer", ROOT)
+    page = ROOT / "src/halluscope/explorer"
+    assert {page / f"page.{suffix}" for suffix in ("html", "js", "css")} <= set(files)
+    assert (ROOT / "src/halluscope/stages/explorer.py") in files
+    assert not [p for stage in STAGES for p in code_files(stage.name, ROOT) if p.suffix == ".smk"]

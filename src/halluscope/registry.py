@@ -500,11 +500,15 @@ def code_files(stage: str, root: Path) -> list[Path]:
     entry modules. The closure is computed, never listed by hand, so an edit of any module a
     stage imports (even transitively) changes its digest and reruns it. The core modules (the
     CLI dispatch, config, io) are digested as files, not expanded: the CLI imports every stage
-    lazily, and expanding it would make every stage depend on all the others."""
+    lazily, and expanding it would make every stage depend on all the others. Other files of the
+    package that a stage names (the explorer page's template, script and style) are digested
+    too; its rules files are not (Snakemake sees a rule's own edits)."""
     by_name = {s.name: s for s in [*benchmark_stages(), *STAGES]}
     if stage not in by_name:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
-    files = {root / e for e in [*CORE_CODE, *by_name[stage].code] if e.startswith(DISPATCH)}
+    code = by_name[stage].code
+    files = {root / e for e in [*CORE_CODE, *code] if e.startswith(DISPATCH)}
+    files |= {root / e for e in code if e.startswith("src/") and not e.endswith((".py", ".smk"))}
     files |= {root / entry for entry in CORE_CODE if entry.endswith(".py")}
     files |= import_closure(_entry_modules(by_name[stage], root), root)
     return sorted(files)

@@ -10,7 +10,6 @@ thumbnails (:mod:`halluscope.explorer.page`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,26 +70,6 @@ def rule_inputs(config: Mapping[str, Any], profile: str) -> dict[str, Any]:
         "item_file": f"results/data/{profile}/items.jsonl",
         "results": input_files(ExplorerSettings.from_config(config)),
     }
-
-
-def code_digest(root: Path) -> str:
-    """SHA-256 (16 hex digits) of the explorer's code: this module, every benchmark's explorer
-    part and what they import, and the page's template, script and style.
-
-    Why here and not :func:`halluscope.registry.code_digest`: the registry digests its DVC
-    stages and benchmarks, and the page is neither; an edit of any of these files reruns it."""
-    from halluscope.explorer.page import TEMPLATE_FILES
-    from halluscope.registry import CORE_CODE, import_closure
-
-    package = root / "src" / "halluscope"
-    entries = [package / "stages" / "explorer.py", *sorted(package.glob(f"benchmarks/*/{PART}.py"))]
-    files = import_closure(entries, root) | {root / e for e in CORE_CODE if e.endswith(".py")}
-    files |= {package / "explorer" / name for name in TEMPLATE_FILES}
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 @stage("explorer")
