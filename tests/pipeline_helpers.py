@@ -240,7 +240,9 @@ def trihe_demo_triplets(
         settings = trihe.TriheAnswerSettings(answering.llm, answering.cache_dir, "none")
         trihe.answers(settings, items, questions, tmp / "cache", answers[-1])
         triplets.append(tmp / model / "triplets.jsonl")
-        trihe.triplets(trihe.TripletSettings("rule"), answers[-1], tmp / "cache", triplets[-1])
+        trihe.triplets(
+            trihe.TripletSettings("rule", "sentence"), answers[-1], tmp / "cache", triplets[-1]
+        )
     return params, items, answers, triplets
 
 

@@ -93,3 +93,18 @@ def test_the_code_that_writes_a_table_or_figure_is_in_that_stage_digest(benchmar
     commands = commands_file.read_text(encoding="utf-8") if commands_file.exists() else ""
     for writer in ("atomic_write_text", "twin_csv", "savefig", "reports_by_model(", "plot_"):
         assert writer not in commands, (benchmark.name, writer)
+
+
+def test_a_stage_depends_on_the_schema_whose_defaults_its_settings_read() -> None:
+    """A key params.yaml leaves out is read as its schema's default (halluscope.settings), so
+    each benchmark's schema.json is a DVC dep of its own stage and of the tables and figures
+    stages (an edit of a default reruns them), and no Snakemake code digest holds it (the
+    settings JSON, the rule's params, already changes with it)."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    for benchmark in BENCHMARKS:
+        schema = f"src/halluscope/benchmarks/{benchmark.name}/schema.json"
+        if benchmark.name in stages:
+            assert schema in stages[benchmark.name]["deps"], benchmark.name
+        if benchmark.dvc_stage:
+            assert schema in stages["tables"]["deps"] and schema in stages["figures"]["deps"]
+        assert ROOT / schema not in code_files(benchmark.name, ROOT)

@@ -189,7 +189,7 @@ def test_rate_records_round_trip(scorer: CAOSScorer) -> None:
         [{"model": "m", "embedder": "glove", "instruction_id": "table1",
           "CHAIR_S_if_present": 0.25, "CHAIR_S_if_absent": 0.75}]
     )  # fmt: skip
-    settings = sp.RateSettings(["m"], ["glove"], ["i01"], 2, 3, "coco", 2)
+    settings = sp.RateSettings(["m"], ["glove"], ["i01"], 2, 3, "coco", 2, "demo")
     records = sp.rate_records(settings, summary, {"m": captions}, {"glove": scorer}, published)
     p = value(records, "m", sp.P_FROM_CHAIR)
     assert 0 < p < 1
@@ -273,7 +273,7 @@ def test_no_unverified_objects_no_rate(scorer: CAOSScorer) -> None:
     """With an oracle for every object (the paper profile) p is undefined and the view says so."""
     captions = [sp.Caption(("m", "i01", "1"), ["cat"], [CaptionObject("dog", True, False, 1)])]
     summary = pd.DataFrame([{"model": "m", "embedder": "glove", "instruction_id": "table1"}])
-    settings = sp.RateSettings(["m"], ["glove"], ["i01"], 2, 3, "coco", 2)
+    settings = sp.RateSettings(["m"], ["glove"], ["i01"], 2, 3, "coco", 2, "demo")
     published = {"m": {"CHAIR_S": 0.5, "precision": 0.8}}
     records = sp.rate_records(settings, summary, {"m": captions}, {"glove": scorer}, published)
     assert value(records, "m", sp.P_FROM_CHAIR) is None

@@ -82,7 +82,7 @@ def test_stage_writes_the_table_and_its_twin(tmp_path: Path) -> None:
     argv = ["stage", "llm-comparison", "--with-llm", str(tmp_path / "with.csv"),
             "--without-llm", str(tmp_path / "without.csv"),
             "--settings",
-            ComparisonSettings(["a", "b"], "glove", 2, "run", "base", "500").to_json(),
+            ComparisonSettings(["a", "b"], "glove", 2, "run", "base", "500", 3).to_json(),
             "--out", str(out), str(objects)]  # fmt: skip
     assert main(argv) == 0
     latex = out.read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ its rules' settings read."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from dataclasses import dataclass
@@ -16,12 +17,15 @@ from halluscope.config import load
 from halluscope.registry import STAGES, stage_params
 from halluscope.rule_settings import RULE, SECTION, resolve, rule_files, rules
 from halluscope.settings import (
+    MISSING,
     KeyRecorder,
     StageSettings,
+    derived,
     param,
     params_keys,
     plain,
     read_keys,
+    schema_default,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +134,54 @@ def test_a_field_declared_with_its_key_is_read_by_name() -> None:
 
     with pytest.raises(TypeError, match=r"Undeclared: fields \['dpi'\] need a from_config"):
         Undeclared.from_config(PARAMS)
+
+
+def test_an_absent_key_takes_the_schemas_default_the_most_specific_one() -> None:
+    """A key params.yaml leaves out is read as the schema's ``default``: the params schema's,
+    a benchmark's own section's (``benchmarks/<name>/schema.json``), or along a ``$ref`` block,
+    where a section's own declaration of the key wins over the block's."""
+    assert schema_default("tables.chair_counts") == "with-rejected-ood"
+    assert schema_default("caos.sensitivity")[0] == "coco-instances"  # CAOS's schema.json
+    assert schema_default("extract.llm.batch_size") == 8  # $defs/generation, through $defs/llm
+    assert schema_default("nope.llm.stop_rule") == "none"  # NOPE's enum; the default: $defs/llm
+    assert schema_default("caos.k") is MISSING  # required: no default
+    assert schema_default("nope.nowhere.x") is MISSING
+
+    @dataclass(frozen=True)
+    class Defaulted(StageSettings):
+        counts: str = param("tables.chair_counts")
+        k: int = param("caos.k")
+        labels: dict = derived(lambda config: {m: m.upper() for m in config["generate"]["models"]})
+
+    config = {
+        **PARAMS,
+        "tables": {k: v for k, v in PARAMS["tables"].items() if k != "chair_counts"},
+    }
+    settings = Defaulted.from_config(config)
+    assert settings.counts == "with-rejected-ood" and settings.k == PARAMS["caos"]["k"]
+    assert list(settings.labels) == PARAMS["generate"]["models"]
+    assert read_keys([Defaulted], config) == {("caos", "k"), ("generate", "models")}
+    with pytest.raises(KeyError, match="params: no key caos.k"):
+        Defaulted.from_config({**config, "caos": {}})
+
+
+def test_each_default_is_written_once() -> None:
+    """A settings field declared with a key gives a default of its own only where the schema
+    gives none (issue 36: the schema or the class, never both), and no class other than those
+    whose jobs depend on a wildcard writes its own ``from_config``."""
+    from halluscope.rule_settings import resolve as resolve_settings
+
+    classes = {resolve_settings(rule.settings, ROOT) for rule in rules(ROOT) if rule.settings}
+    assert len(classes) > 25
+    for cls in classes:
+        for f in dataclasses.fields(cls):
+            if "key" in f.metadata and f.default is not MISSING:
+                key = f.metadata["key"]
+                assert schema_default(key) is MISSING, (cls.__name__, key)
+        own = "from_config" in vars(cls)
+        parameters = inspect.signature(cls.from_config).parameters.values()
+        wildcards = [p.name for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD][1:]
+        assert own == bool(wildcards), (cls.__name__, wildcards)
 
 
 def test_read_keys_follow_from_config_and_the_jobs() -> None:

@@ -89,7 +89,7 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             f"{b.name}_all",
             [
                 _repo_path(b.rules),
-                *_existing(b, "common.smk"),
+                *_existing(b, "common.smk", "schema.json"),
                 *_stage_files(b.name),
                 *(b.module_file(m) for m in ("simulated", "sources") if b.module(m)),
                 *b.dvc_data,
@@ -133,15 +133,16 @@ def _figure_files(config: Mapping[str, Any], profile: str) -> list[str]:
 
 
 def benchmark_report_code() -> list[str]:
-    """The rules files (with their helpers, ``common.smk``) and report modules of the packaged
-    benchmarks the demo runs (DVC stages): the figures and tables stages run them."""
+    """The rules files (with their helpers, ``common.smk``, and the schema of their params
+    section, whose defaults the settings read) and report modules of the packaged benchmarks
+    the demo runs (DVC stages): the figures and tables stages run them."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         path
         for b in BENCHMARKS
         if b.dvc_stage or b.module("dvc_stages")
-        for path in (_repo_path(b.rules), *_existing(b, "common.smk", "report.py"))
+        for path in (_repo_path(b.rules), *_existing(b, "common.smk", "schema.json", "report.py"))
     ]
 
 
@@ -478,6 +479,8 @@ def import_closure(entries: list[Path], root: Path) -> set[Path]:
 
 #: Argument-parsing modules: digested as files, not expanded (they import every stage lazily).
 DISPATCH = "src/halluscope/commands/"
+#: Stage code that only the rules read (not the job), so no Snakemake code digest holds it.
+RULE_SIDE = (".smk", ".json")
 
 
 def _entry_modules(stage: Stage, root: Path) -> list[Path]:
@@ -501,14 +504,16 @@ def code_files(stage: str, root: Path) -> list[Path]:
     stage imports (even transitively) changes its digest and reruns it. The core modules (the
     CLI dispatch, config, io) are digested as files, not expanded: the CLI imports every stage
     lazily, and expanding it would make every stage depend on all the others. Other files of the
-    package that a stage names (the explorer page's template, script and style) are digested
-    too; its rules files are not (Snakemake sees a rule's own edits)."""
+    package that a stage reads at run time (the explorer page's template, script and style) are
+    digested too; not its rules files (Snakemake sees a rule's own edits) nor its params schema
+    (read when the rule builds its settings, whose JSON Snakemake tracks)."""
     by_name = {s.name: s for s in [*benchmark_stages(), *STAGES]}
     if stage not in by_name:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(by_name)}")
     code = by_name[stage].code
     files = {root / e for e in [*CORE_CODE, *code] if e.startswith(DISPATCH)}
-    files |= {root / e for e in code if e.startswith("src/") and not e.endswith((".py", ".smk"))}
+    package_data = [e for e in code if e.startswith("src/") and not e.endswith((".py", *RULE_SIDE))]
+    files |= {root / e for e in package_data}
     files |= {root / entry for entry in CORE_CODE if entry.endswith(".py")}
     files |= import_closure(_entry_modules(by_name[stage], root), root)
     return sorted(files)

@@ -53,11 +53,6 @@ ENCODER_NEEDS = Needs(gpu=0, mem_mb=4000, runtime=60)
 NO_MODEL = Needs(gpu=0, mem_mb=2000, runtime=30)
 
 
-def scheduling_keys_removed(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """``spec`` without :data:`SCHEDULING_KEYS` (what a backend is built from)."""
-    return {k: v for k, v in spec.items() if k not in SCHEDULING_KEYS}
-
-
 def spec_needs(spec: Mapping[str, Any], where: str = "model spec") -> Needs:
     """What one model spec needs: its backend's defaults, overridden by the spec's own
     ``gpu`` / ``mem_mb`` / ``runtime`` (non-negative integers; ``where`` names it in errors)."""

@@ -13,24 +13,75 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import types
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 Key = tuple[str, ...]
+MISSING: Any = dataclasses.MISSING
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "params.schema.json"
 
 
-def param(key: str, default: Any = dataclasses.MISSING) -> Any:
+def param(key: str, default: Any = MISSING) -> Any:
     """A settings field that holds the params value of the dotted ``key`` (``figures.dpi``; a
-    number picks a list item: ``trihe.judges.0``), or ``default`` where the key is absent."""
+    number picks a list item: ``trihe.judges.0``). Where the key is absent: the schema's
+    ``default`` of it (:func:`schema_default`), else ``default`` (a key the schema gives no
+    default; a default is written in one of the two places, never both)."""
     return dataclasses.field(default=default, metadata={"key": key})
 
 
-def read(config: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING) -> Any:
+def derived(via: Callable[[Mapping[str, Any]], Any], **field_options: Any) -> Any:
+    """A settings field computed from the params by ``via(config)`` (several keys, as the
+    embedders' display names are): the keys it reads are recorded as a :func:`param`'s are."""
+    return dataclasses.field(**field_options, metadata={"via": via})
+
+
+@functools.cache
+def _schema_texts() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def _section_schema(name: str) -> Mapping[str, Any] | None:
+    """The schema of the top-level params key ``name``: a benchmark's own section
+    (``benchmarks/<name>/schema.json``), else the params schema's."""
+    own = Path(__file__).resolve().parent / "benchmarks" / name / "schema.json"
+    if own.is_file():
+        return json.loads(own.read_text(encoding="utf-8"))["section"]
+    return _schema_texts()["properties"].get(name)
+
+
+def _chain(node: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
+    """A schema node and the ``$defs`` blocks its ``$ref`` chain names, most specific first."""
+    defs = _schema_texts()["$defs"]
+    while node is not None:
+        yield node
+        ref = node.get("$ref", "")
+        node = defs.get(ref.removeprefix("#/$defs/")) if ref.startswith("#/$defs/") else None
+
+
+def schema_default(key: str) -> Any:
+    """The ``default`` the schema declares for the dotted ``key``, the most specific one along
+    its ``$ref`` blocks, or :data:`MISSING`: the one place a settings value's default is
+    written."""
+    first, *rest = key.split(".")
+    nodes = [node for node in [_section_schema(first)] if node is not None]
+    for part in rest:
+        nodes = [n["properties"][part] for node in nodes for n in _chain(node)
+                 if part in n.get("properties", {})]  # fmt: skip
+    for node in nodes:
+        for n in _chain(node):
+            if "default" in n:
+                return copy.deepcopy(n["default"])
+    return MISSING
+
+
+def read(config: Mapping[str, Any], key: str, default: Any = MISSING) -> Any:
     """The params value of the dotted ``key`` as plain data (see :func:`param`)."""
     node: Any = config
     for part in key.split("."):
@@ -38,19 +89,25 @@ def read(config: Mapping[str, Any], key: str, default: Any = dataclasses.MISSING
             node = node[int(part)]
         elif part in node:
             node = node[part]
-        elif default is dataclasses.MISSING:
-            raise KeyError(f"params: no key {key}")
-        else:
+        elif (fallback := schema_default(key)) is not MISSING:
+            return fallback
+        elif default is not MISSING:
             return default
+        else:
+            raise KeyError(f"params: no key {key}")
     return plain(node)
 
 
 def keyed_values(cls: type, config: Mapping[str, Any]) -> dict[str, Any]:
-    """The values of the fields of ``cls`` declared with their key (:func:`param`)."""
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    return {
-        f.name: read(config, f.metadata["key"], f.default) for f in fields if "key" in f.metadata
-    }
+    """The values of the fields of ``cls`` declared with their key (:func:`param`) or computed
+    from the params (:func:`derived`)."""
+    values = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if "key" in f.metadata:
+            values[f.name] = read(config, f.metadata["key"], f.default)
+        elif "via" in f.metadata:
+            values[f.name] = f.metadata["via"](config)
+    return values
 
 
 class StageSettings:
@@ -61,10 +118,10 @@ class StageSettings:
         """The settings of one job: ``config`` is the params (``params.yaml`` and overlays),
         ``wildcards`` the job's wildcards its settings depend on (a model, an instruction).
 
-        This one reads every field from the key it is declared with (:func:`param`); a class
-        whose values need more (a wildcard, a choice) defines its own."""
+        This one reads every field from the key it is declared with (:func:`param`) or computes
+        it (:func:`derived`); a class whose values depend on a wildcard defines its own."""
         fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        unkeyed = [f.name for f in fields if "key" not in f.metadata]
+        unkeyed = [f.name for f in fields if not {"key", "via"} & set(f.metadata)]
         if wildcards or unkeyed:
             raise TypeError(f"{cls.__name__}: fields {unkeyed} need a from_config of the class")
         return cls(**keyed_values(cls, config))

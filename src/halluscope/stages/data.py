@@ -18,13 +18,12 @@ checksums verified).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_json_records, read_jsonl, sha256_file, write_jsonl
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, derived, param, plain
 from halluscope.stage_command import stage
 
 DATASETS = ("demo", "pope-captions", "coco")
@@ -40,15 +39,12 @@ class DataSettings(StageSettings):
     """What the data stage reads from params (section ``data``): the dataset, the demo's
     annotations file, and the loader's options (``limit``, data files of a profile)."""
 
-    dataset: str
-    annotations: Path
-    options: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> DataSettings:
-        data = config["data"]
-        options = {k: plain(data[k]) for k in OPTION_KEYS if k in data}
-        return cls(data["dataset"], Path(data["annotations"]), options)
+    dataset: str = param("data.dataset")
+    annotations: Path = derived(lambda config: Path(config["data"]["annotations"]))
+    options: dict = derived(
+        lambda config: {k: plain(config["data"][k]) for k in OPTION_KEYS if k in config["data"]},
+        default_factory=dict,
+    )
 
 
 @stage("data")

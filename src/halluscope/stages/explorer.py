@@ -11,13 +11,13 @@ thumbnails (:mod:`halluscope.explorer.page`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from halluscope.io import InputError
-from halluscope.settings import StageSettings, param, plain
+from halluscope.settings import StageSettings, derived, param, plain
 from halluscope.stage_command import stage
 
 PART = "explorer"
@@ -37,21 +37,20 @@ class ExplorerSettings(StageSettings):
 
     profile: str = param("profile")
     models: list[str] = param("generate.models")
-    benchmarks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    benchmarks: dict[str, dict[str, Any]] = derived(
+        lambda config: benchmark_options(config), default_factory=dict
+    )
 
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ExplorerSettings:
-        from halluscope.benchmarks import by_name
 
-        return cls(
-            str(config["profile"]),
-            list(plain(config["generate"]["models"])),
-            {
-                name: plain(module.options(config))
-                for name, module in plugins().items()
-                if by_name(name).enabled(config)
-            },
-        )
+def benchmark_options(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per enabled benchmark with an explorer part, the params its entries depend on."""
+    from halluscope.benchmarks import by_name
+
+    return {
+        name: plain(module.options(config))
+        for name, module in plugins().items()
+        if by_name(name).enabled(config)
+    }
 
 
 def input_files(settings: ExplorerSettings) -> list[str]:

@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from halluscope.settings import StageSettings, param
-
-#: AMBER's files when the section does not name them (registered data files).
-FILES = {
-    "annotations": "amber/annotations.json",
-    "relation": "amber/relation.json",
-    "safe_words": "amber/safe_words.txt",
-}
-
-
-def amber_file(config: Mapping[str, Any], key: str) -> str:
-    """An AMBER input: the params value (a registered data file or a path), else its default."""
-    return str((config.get("amber") or {}).get(key, FILES[key]))
 
 
 @dataclass(frozen=True)
 class AmberPromptSettings(StageSettings):
-    """The annotations file (``amber.annotations``)."""
+    """The annotations file (``amber.annotations``: a registered data file or a path)."""
 
-    annotations: str
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> AmberPromptSettings:
-        return cls(amber_file(config, "annotations"))
+    annotations: str = param("amber.annotations")
 
 
 @dataclass(frozen=True)
@@ -37,22 +19,11 @@ class AmberScoreSettings(StageSettings):
     """The annotation, relation and safe-word files, and the optional word similarity
     (``amber.similarity``: none or glove) with its threshold."""
 
-    annotations: str
-    relation: str
-    safe_words: str
-    similarity: str
-    threshold: float
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> AmberScoreSettings:
-        amber = config.get("amber") or {}
-        return cls(
-            amber_file(config, "annotations"),
-            amber_file(config, "relation"),
-            amber_file(config, "safe_words"),
-            amber.get("similarity", "none"),
-            float(amber.get("threshold", 0.8)),
-        )
+    annotations: str = param("amber.annotations")
+    relation: str = param("amber.relation")
+    safe_words: str = param("amber.safe_words")
+    similarity: str = param("amber.similarity")
+    threshold: float = param("amber.threshold")
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ step reruns that step and what follows it. Plain data here (the registry builds 
 from __future__ import annotations
 
 HERE = "src/halluscope/benchmarks/caos"
-#: the rules of score, summarize, figure, caos_tables, ... and their helpers
-RULES = [f"{HERE}/rules.smk", f"{HERE}/common.smk"]
+#: the rules of score, summarize, figure, caos_tables, ..., their helpers and the ``caos``
+#: section's schema (the defaults of its keys)
+RULES = [f"{HERE}/rules.smk", f"{HERE}/common.smk", f"{HERE}/schema.json"]
 
 
 def _caption_step(name: str, outs: list[str], upstream: list[str], description: str) -> dict:

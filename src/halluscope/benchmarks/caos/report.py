@@ -5,19 +5,17 @@ the generated setting note and the with/without-LLM comparison (``halluscope sta
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.settings import setting_summary
 from halluscope.io import InputError, atomic_write_text
-from halluscope.settings import StageSettings, param, plain
+from halluscope.settings import StageSettings, derived, param
 from halluscope.stage_command import paired, stage
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
-#: The other K orders of the sensitivity table when ``caos.sensitivity`` is not set.
-SENSITIVITY_DEFAULT = ("coco-instances", "coco-images", "paper-examples")
 
 
 def _displays(config: Mapping[str, Any]) -> dict[str, str]:
@@ -28,29 +26,16 @@ def _displays(config: Mapping[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class CaosFigureSettings(StageSettings):
-    """What a CAOS figure reads from params: PNG resolution (``figures.dpi``), how many of the K
-    order's first names Figure 5 leaves out (``figures.subsets_exclude_top``), the K order and
-    k (``caos.frequent``, ``caos.k``), the Table 1 instructions and the embedders' display
-    names (``{id: name}``, in panel order)."""
+    """What a CAOS figure reads from params: PNG resolution, how many of the K order's first
+    names Figure 5 leaves out, the K order and k, the Table 1 instructions and the embedders'
+    display names (``{id: name}``, in panel order)."""
 
-    dpi: int
-    exclude_top: int
-    frequent: str | list[str]
-    k: int
-    table1: list[str]
-    embedders: Mapping[str, str]
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> CaosFigureSettings:
-        figures, caos = config["figures"], config["caos"]
-        return cls(
-            figures["dpi"],
-            figures["subsets_exclude_top"],
-            plain(caos["frequent"]),
-            caos["k"],
-            plain(config["tables"]["table1_instructions"]),
-            _displays(config),
-        )
+    dpi: int = param("figures.dpi")
+    exclude_top: int = param("figures.subsets_exclude_top")
+    frequent: str | list[str] = param("caos.frequent")
+    k: int = param("caos.k")
+    table1: list[str] = param("tables.table1_instructions")
+    embedders: Mapping[str, str] = derived(_displays)
 
 
 @dataclass(frozen=True)
@@ -58,32 +43,16 @@ class CaosTableSettings(StageSettings):
     """What the CAOS tables read from params (``tables``, ``caos.k``, the models, instructions
     and embedders) and the setting note's summary of the whole profile."""
 
-    decimals: int
-    k: int
-    models: list[str]
-    instructions: list[str]
-    embedders: Mapping[str, str]
-    published: bool = False
-    setting: Mapping[str, Any] = field(default_factory=dict)
-    precision_recall: str = "per_caption"
-    run: str = "demo"  # the profile, for LaTeX labels
-    chair_counts: str = "with-rejected-ood"
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> CaosTableSettings:
-        tables, generate = config["tables"], config["generate"]
-        return cls(
-            tables["decimals"],
-            config["caos"]["k"],
-            plain(generate["models"]),
-            plain(generate["instructions"]),
-            _displays(config),
-            bool(tables["published"]),
-            setting_summary(config),
-            tables.get("precision_recall", "per_caption"),
-            config["profile"],
-            tables.get("chair_counts", "with-rejected-ood"),
-        )
+    decimals: int = param("tables.decimals")
+    k: int = param("caos.k")
+    models: list[str] = param("generate.models")
+    instructions: list[str] = param("generate.instructions")
+    embedders: Mapping[str, str] = derived(_displays)
+    published: bool = param("tables.published")
+    setting: Mapping[str, Any] = derived(setting_summary)
+    precision_recall: str = param("tables.precision_recall")
+    run: str = param("profile")  # for LaTeX labels
+    chair_counts: str = param("tables.chair_counts")
 
 
 @dataclass(frozen=True)
@@ -97,8 +66,12 @@ class SensitivitySettings(StageSettings):
     models: list[str] = param("generate.models")
     embedders: list[str] = param("embed.embedders")
     decimals: int = param("tables.decimals")
-    alternatives: list[str] = param("caos.sensitivity", SENSITIVITY_DEFAULT)
-    run: str = param("profile", "demo")
+    alternatives: list[str] = param("caos.sensitivity")
+    run: str = param("profile")
+
+
+def _n_images(config: Mapping[str, Any]) -> str:
+    return str(config["data"].get("limit") or "all")
 
 
 @dataclass(frozen=True)
@@ -106,26 +79,13 @@ class ComparisonSettings(StageSettings):
     """What the with/without-LLM table reads: the models, the embedder of its CAOS rows, the
     baseline profile (``tables.compare_with``) and how many images both profiles used."""
 
-    models: list[str]
-    embedder: str
-    decimals: int
-    run: str
-    baseline: str
-    n_images: str
-    k: int = 3
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ComparisonSettings:
-        tables = config["tables"]
-        return cls(
-            plain(config["generate"]["models"]),
-            config["embed"]["embedders"][0],
-            tables["decimals"],
-            config["profile"],
-            str(tables.get("compare_with")),
-            str(config["data"].get("limit") or "all"),
-            config["caos"]["k"],
-        )
+    models: list[str] = param("generate.models")
+    embedder: str = param("embed.embedders.0")
+    decimals: int = param("tables.decimals")
+    run: str = param("profile")
+    baseline: str = derived(lambda config: str(config["tables"].get("compare_with")))
+    n_images: str = derived(_n_images)
+    k: int = param("caos.k")
 
 
 def _read(path: Path):

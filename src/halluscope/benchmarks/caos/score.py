@@ -28,7 +28,7 @@ from halluscope.benchmarks.caos.metric import (
     distinct_objects,
 )
 from halluscope.io import InputError, read_jsonl
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, keyed_values, param, plain
 from halluscope.stage_command import paired, stage
 from halluscope.stages.data import load_items
 
@@ -89,24 +89,17 @@ class CaosScoreSettings(StageSettings):
     the order of its input and output files) and its embedder with the embedder's spec (its
     vectors are an ``ancient()`` input: a change of the spec reruns the job through this field)."""
 
-    k: int
-    k_max: int
-    frequent: str | list[str]
-    instructions: list[str] = field(default_factory=list)
+    k: int = param("caos.k")
+    k_max: int = param("caos.k_max")
+    frequent: str | list[str] = param("caos.frequent")
+    instructions: list[str] = param("generate.instructions")
     embedder: str = ""
     embedder_spec: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], embedder: str) -> CaosScoreSettings:
-        caos = config["caos"]
-        return cls(
-            caos["k"],
-            caos["k_max"],
-            plain(caos["frequent"]),
-            plain(config["generate"]["instructions"]),
-            embedder,
-            plain(config["embed"]["specs"][embedder]),
-        )
+        spec = plain(config["embed"]["specs"][embedder])
+        return cls(**keyed_values(cls, config), embedder=embedder, embedder_spec=spec)
 
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -24,7 +24,7 @@ class RateSettings(StageSettings):
     k_max: int = param("caos.k_max")
     frequent: str | list[str] = param("caos.frequent")
     decimals: int = param("tables.decimals")
-    run: str = param("profile", "demo")
+    run: str = param("profile")
 
 
 def extractor_with_weights(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from halluscope.benchmarks.nope.settings import NopeScoreSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, keyed_values, param
+from halluscope.settings import StageSettings, derived, param
 from halluscope.stage_command import paired, stage
 from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
@@ -88,7 +88,7 @@ class NopeGeneratorSettings(StageSettings):
     settings (``seed`` picks the question templates) and the number of generation jobs
     (``shards``)."""
 
-    llm: LLMSettings
+    llm: LLMSettings = derived(lambda c: LLMSettings.from_block(c, c["nope"]["llm"], "nope.llm"))
     relevances: list[str] = param("nope.relevances")
     n_objects: int = param("nope.n_objects")
     prompt: str = param("nope.prompt")
@@ -96,14 +96,9 @@ class NopeGeneratorSettings(StageSettings):
     min_questions: int = param("nope.min_questions")
     seed: int = param("nope.seed")
     synonyms: bool = param("nope.synonyms")
-    shards: int = param("nope.shards", 1)
+    shards: int = param("nope.shards")
     #: the hand-written candidates file (a declared input of the generate rule), or None
-    fallback: str | None = param("nope.fallback_objects", None)
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> NopeGeneratorSettings:
-        llm = LLMSettings.from_block(config, config["nope"]["llm"], "nope.llm")
-        return cls(llm, **keyed_values(cls, config))
+    fallback: str | None = param("nope.fallback_objects")
 
 
 def check_config(config: Mapping[str, Any]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, param
+from halluscope.settings import StageSettings, keyed_values, param
 from halluscope.stage_command import stage
 from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
@@ -26,14 +26,13 @@ class PopeQuestionSettings(StageSettings):
     reproduce the first release's "imange" typo."""
 
     setting: str
-    n: int
-    seed: int
-    typo: bool = False
+    n: int = param("pope.n")
+    seed: int = param("pope.seed")
+    typo: bool = param("pope.typo")
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], setting: str) -> PopeQuestionSettings:
-        pope = config["pope"]
-        return cls(setting, pope["n"], pope["seed"], bool(pope["typo"]))
+        return cls(setting, **keyed_values(cls, config))
 
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:

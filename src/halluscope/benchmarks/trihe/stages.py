@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, param, plain
+from halluscope.settings import StageSettings, derived, param, plain
 from halluscope.stage_command import paired, stage
 from halluscope.stages.answering import AnswerSettings, resolve, with_cache
 from halluscope.stages.data import load_items
@@ -76,27 +76,45 @@ class TriheAnswerSettings(AnswerSettings):
         return cls(llm, mitigation=config["trihe"]["mitigation"])
 
 
+def _extractor_llm(config: Mapping[str, Any]) -> LLMSettings | None:
+    """The triplet extractor's LLM (``trihe.extractor.llm``), for method ``llm`` only."""
+    ext = config["trihe"]["extractor"]
+    if ext["method"] != "llm":
+        return None
+    if not isinstance(ext.get("llm"), Mapping):
+        raise ValueError("params.yaml: trihe.extractor.method llm needs trihe.extractor.llm")
+    return LLMSettings.from_block(config, ext["llm"], "trihe.extractor.llm")
+
+
 @dataclass(frozen=True)
 class TripletSettings(StageSettings):
     """What the triplet stage reads from params (``trihe.extractor``): the method (``llm`` or
     the sim-template ``rule``), the unit (a sentence or a whole answer) and, for ``llm``, the
     extractor LLM (``trihe.extractor.llm``)."""
 
-    method: str
-    unit: str = "sentence"
-    llm: LLMSettings | None = None
+    method: str = param("trihe.extractor.method")
+    unit: str = param("trihe.extractor.unit")
+    llm: LLMSettings | None = derived(_extractor_llm, default=None)
 
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> TripletSettings:
-        ext = config["trihe"]["extractor"]
-        llm = None
-        if ext["method"] == "llm":
-            if not isinstance(ext.get("llm"), Mapping):
-                raise ValueError(
-                    "params.yaml: trihe.extractor.method llm needs trihe.extractor.llm"
-                )
-            llm = LLMSettings.from_block(config, ext["llm"], "trihe.extractor.llm")
-        return cls(ext["method"], ext.get("unit", "sentence"), llm)
+
+def _nli_model(config: Mapping[str, Any]) -> str | None:
+    """``trihe.judge.nli_model`` when the judges include ``nli`` (which needs it)."""
+    trihe = config["trihe"]
+    if "nli" not in plain(trihe["judges"]):
+        return None
+    if not trihe["judge"].get("nli_model"):
+        raise ValueError("params.yaml: trihe.judges has 'nli' but no trihe.judge.nli_model")
+    return trihe["judge"]["nli_model"]
+
+
+def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
+    """``trihe.judge.llm`` when the judges include ``llm`` (which needs it)."""
+    trihe = config["trihe"]
+    if "llm" not in plain(trihe["judges"]):
+        return None
+    if not isinstance(trihe["judge"].get("llm"), Mapping):
+        raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
+    return LLMSettings.from_block(config, trihe["judge"]["llm"], "trihe.judge.llm")
 
 
 @dataclass(frozen=True)
@@ -105,43 +123,16 @@ class JudgeSettings(StageSettings):
     ``trihe.unattributed``): the judges, the sentence encoder and thresholds, and the NLI model
     and LLM settings of the judges that need them."""
 
-    judges: list[str]
-    encoder: str
-    keep_threshold: float
-    top_k: int
-    threshold: float
-    slot_threshold: float
-    object_threshold: float
-    unattributed: str
-    nli_model: str | None = None
-    llm: LLMSettings | None = None
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> JudgeSettings:
-        trihe = config["trihe"]
-        judge = trihe["judge"]
-        judges = plain(trihe["judges"])
-        nli_model = llm = None
-        if "nli" in judges:
-            if not judge.get("nli_model"):
-                raise ValueError("params.yaml: trihe.judges has 'nli' but no trihe.judge.nli_model")
-            nli_model = judge["nli_model"]
-        if "llm" in judges:
-            if not isinstance(judge.get("llm"), Mapping):
-                raise ValueError("params.yaml: trihe.judges has 'llm' but trihe.judge.llm is unset")
-            llm = LLMSettings.from_block(config, judge["llm"], "trihe.judge.llm")
-        return cls(
-            judges,
-            judge["encoder"],
-            judge["keep_threshold"],
-            judge["top_k"],
-            judge["threshold"],
-            judge["slot_threshold"],
-            judge["object_threshold"],
-            trihe["unattributed"],
-            nli_model,
-            llm,
-        )
+    judges: list[str] = param("trihe.judges")
+    encoder: str = param("trihe.judge.encoder")
+    keep_threshold: float = param("trihe.judge.keep_threshold")
+    top_k: int = param("trihe.judge.top_k")
+    threshold: float = param("trihe.judge.threshold")
+    slot_threshold: float = param("trihe.judge.slot_threshold")
+    object_threshold: float = param("trihe.judge.object_threshold")
+    unattributed: str = param("trihe.unattributed")
+    nli_model: str | None = derived(_nli_model, default=None)
+    llm: LLMSettings | None = derived(_judge_llm, default=None)
 
 
 def check_config(config: Mapping[str, Any]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.io import read_jsonl, write_json
-from halluscope.settings import StageSettings, plain
+from halluscope.settings import StageSettings, keyed_values, param, plain
 from halluscope.stage_command import stage
 from halluscope.stages.data import load_items
 
@@ -21,12 +21,12 @@ class EmbedSettings(StageSettings):
 
     embedder_id: str
     spec: dict
-    frequent: str | list[str]
+    frequent: str | list[str] = param("caos.frequent")
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], embedder: str) -> EmbedSettings:
         spec = plain(config["embed"]["specs"][embedder])
-        return cls(embedder, spec, plain(config["caos"]["frequent"]))
+        return cls(embedder, spec, **keyed_values(cls, config))
 
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings
+from halluscope.settings import StageSettings, derived, param
 from halluscope.stage_command import stage
 from halluscope.stages.data import load_items
 from halluscope.stages.llm import LLMSettings, generation_block
@@ -42,21 +42,21 @@ class OracleSettings(StageSettings):
     """What one oracle job reads from params (section ``oracle``): the method and, for
     ``ensemble``, the member models, each asked with the section's generation block."""
 
-    method: str
-    members: tuple[LLMSettings, ...] = ()
+    method: str = param("oracle.method")
+    members: tuple[LLMSettings, ...] = derived(lambda config: ensemble(config), default=())
 
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> OracleSettings:
-        """The members in id order (the order of the vote records and the accuracy report)."""
-        oracle = config["oracle"]
-        if oracle["method"] != "ensemble":
-            return cls(oracle["method"])
-        block = generation_block(oracle)
-        members = tuple(
-            LLMSettings.from_block(config, block, "oracle.members", model=model_id)
-            for model_id in sorted(oracle.get("members", []))
-        )
-        return cls(oracle["method"], members)
+
+def ensemble(config: Mapping[str, Any]) -> tuple[LLMSettings, ...]:
+    """The members of an ``ensemble`` oracle in id order (the order of the vote records and
+    the accuracy report), each asked with the section's generation block; none otherwise."""
+    oracle = config["oracle"]
+    if oracle["method"] != "ensemble":
+        return ()
+    block = generation_block(oracle)
+    return tuple(
+        LLMSettings.from_block(config, block, "oracle.members", model=model_id)
+        for model_id in sorted(oracle.get("members", []))
+    )
 
 
 def out_of_domain_pairs(objects: Path, items: Mapping[str, Any]) -> list[tuple[str, str]]:
