@@ -29,7 +29,7 @@ from halluscope.benchmarks.trihe.simulated import (
 )
 from halluscope.io import InputError
 from halluscope.models.base import Request, user_message
-from halluscope.models.sim import PROFILES, resolve_profile
+from halluscope.models.sim import PRESETS, resolve_preset
 
 MODELS = ["sim-precise", "sim-verbose", "sim-frequent"]
 
@@ -61,7 +61,7 @@ def test_trihe_rates_and_recorded_truth() -> None:
     items = demo_items()
     requests = trihe_requests(items, repeat=12)
     for profile in MODELS:
-        p = resolve_profile(profile)
+        p = resolve_preset(profile)
         said = [t for r in sim(profile, items).generate(requests) for t in r.meta["triplets"]]
         n = len(said)
         obj = sum(t["error"] == "object" for t in said) / n
@@ -69,13 +69,13 @@ def test_trihe_rates_and_recorded_truth() -> None:
         assert abs(obj - p["trihe_object_error_rate"]) < 0.05, (profile, obj)
         assert abs(rel - p["trihe_relation_error_rate"]) < 0.06, (profile, rel)
     assert (
-        PROFILES["sim-verbose"]["trihe_relation_error_rate"]
-        > 2 * PROFILES["sim-frequent"]["trihe_relation_error_rate"]
-        > 2 * PROFILES["sim-precise"]["trihe_relation_error_rate"]
+        PRESETS["sim-verbose"]["trihe_relation_error_rate"]
+        > 2 * PRESETS["sim-frequent"]["trihe_relation_error_rate"]
+        > 2 * PRESETS["sim-precise"]["trihe_relation_error_rate"]
     )
     assert (
-        PROFILES["sim-frequent"]["trihe_object_error_rate"]
-        > 2 * PROFILES["sim-verbose"]["trihe_object_error_rate"]
+        PRESETS["sim-frequent"]["trihe_object_error_rate"]
+        > 2 * PRESETS["sim-verbose"]["trihe_object_error_rate"]
     )
 
 
@@ -146,15 +146,15 @@ def test_sim_needs_the_answer_key() -> None:
 
 
 def test_profile_fields_added_later_are_optional_and_checked() -> None:
-    old = {k: v for k, v in PROFILES["sim-precise"].items() if k not in ("context_susceptibility",)}
+    old = {k: v for k, v in PRESETS["sim-precise"].items() if k not in ("context_susceptibility",)}
     old = {k: v for k, v in old.items() if not k.startswith("trihe_")}
-    assert resolve_profile(old)["trihe_relation_error_rate"] == 0.0
+    assert resolve_preset(old)["trihe_relation_error_rate"] == 0.0
     with pytest.raises(ValueError, match="must be <= 1"):
-        resolve_profile(
+        resolve_preset(
             "sim-precise", {"trihe_relation_error_rate": 0.6, "trihe_object_error_rate": 0.6}
         )
     with pytest.raises(ValueError, match="context_susceptibility must be a number"):
-        resolve_profile("sim-precise", {"context_susceptibility": 2})
+        resolve_preset("sim-precise", {"context_susceptibility": 2})
 
 
 # ------------------------------------------------------------------------------- sim: PhD
@@ -205,7 +205,7 @@ def test_phd_yes_bias_miss_rate_and_contexts() -> None:
 
 
 def test_phd_profiles_have_clearly_different_yes_biases() -> None:
-    biases = sorted(PROFILES[m]["yes_bias"] for m in MODELS)
+    biases = sorted(PRESETS[m]["yes_bias"] for m in MODELS)
     assert biases[1] - biases[0] >= 0.15 and biases[2] - biases[1] >= 0.15
 
 
@@ -410,7 +410,7 @@ def test_injected_error_rates_are_visible(project: Path) -> None:
 @pytest.mark.slow
 def test_phd_index_ranks_by_yes_bias(project: Path) -> None:
     scores = _scores(project, "phd")
-    by_bias = sorted(MODELS, key=lambda m: PROFILES[m]["yes_bias"])
+    by_bias = sorted(MODELS, key=lambda m: PRESETS[m]["yes_bias"])
     for key in ("overall",):
         values = [scores[m][key] for m in by_bias]
         assert values == sorted(values, reverse=True), values

@@ -178,7 +178,7 @@ def test_snakemake_reports_yaml_syntax_error_with_line_and_column(tmp_path) -> N
 
 
 def test_sim_profile_typo_fails_validation_listing_the_profiles(params: dict) -> None:
-    from halluscope.models.sim import PROFILES
+    from halluscope.models.sim import PRESETS
 
     bad = copy.deepcopy(params)
     bad["models"]["sim-x"] = {"backend": "sim", "profile": "sim-precize"}
@@ -186,7 +186,7 @@ def test_sim_profile_typo_fails_validation_listing_the_profiles(params: dict) ->
         validate(bad)
     message = str(caught.value)
     assert "models.sim-x.profile: unknown sim profile 'sim-precize'" in message
-    assert f"valid sim profiles: {', '.join(sorted(PROFILES))}" in message
+    assert f"valid sim profiles: {', '.join(sorted(PRESETS))}" in message
     assert "did you mean 'sim-precise'?" in message
 
 
@@ -203,7 +203,7 @@ def test_sim_profile_defaults_to_the_model_id(params: dict) -> None:
 
 
 def test_sim_profile_overrides_and_dicts_are_checked(params: dict) -> None:
-    from halluscope.models.sim import PROFILES
+    from halluscope.models.sim import PRESETS
 
     bad = copy.deepcopy(params)
     bad["models"]["sim-precise"]["overrides"] = {"hallucination_rate": 1.5}
@@ -214,7 +214,7 @@ def test_sim_profile_overrides_and_dicts_are_checked(params: dict) -> None:
     with pytest.raises(ConfigError, match=r"models\.sim-precise: .*unknown field"):
         validate(bad)
     fine = copy.deepcopy(params)
-    fine["models"]["sim-precise"] = {"backend": "sim", "profile": dict(PROFILES["sim-precise"])}
+    fine["models"]["sim-precise"] = {"backend": "sim", "profile": dict(PRESETS["sim-precise"])}
     validate(fine)
 
 

@@ -36,11 +36,11 @@ def test_known_models_have_distinct_reserved_colours() -> None:
     assert all(c in MODEL_PALETTE for c in colours.values())
     assert len(set(MODEL_PALETTE)) == len(MODEL_PALETTE) == 10
     # every simulated profile and the CAOS paper's five LVLMs: nine distinct colours
-    from halluscope.models.sim import PROFILES
+    from halluscope.models.sim import PRESETS
 
     paper = ["instructblip", "llava", "mplug-owl", "minigpt-4", "multimodal-gpt"]
-    assert set(PROFILES) <= set(KNOWN_MODEL_COLORS)
-    assert len({colours[m] for m in [*PROFILES, *paper]}) == len(PROFILES) + len(paper)
+    assert set(PRESETS) <= set(KNOWN_MODEL_COLORS)
+    assert len({colours[m] for m in [*PRESETS, *paper]}) == len(PRESETS) + len(paper)
     # the two spellings of one model (pope-captions and paper profiles) share its colour
     assert colours["llava"] == colours["llava-1.5-13b"]
     assert colours["instructblip"] == colours["instructblip-13b"]

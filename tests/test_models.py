@@ -23,12 +23,12 @@ from halluscope.models import (
 )
 from halluscope.models.sim import (
     OOD_POOL,
-    PROFILES,
+    PRESETS,
     SimulatedLVLM,
     compose_text,
     frequency_order,
     instruction_style,
-    resolve_profile,
+    resolve_preset,
 )
 
 # Table 3 of the CAOS paper (caos.txt, Appendix A).
@@ -411,7 +411,7 @@ def test_same_seed_same_captions_other_seed_or_model_differs():
 def test_profiles_differ_clearly():
     items = synthetic_items(60)
     stats = {}
-    for profile in PROFILES:
+    for profile in PRESETS:
         responses = all_captions(sim(profile, items), items)
         injected = [h for r in responses for h in r.meta["injected"]]
         kinds = {k: sum(h["kind"] == k for h in injected) / max(1, len(injected)) for k in
@@ -451,7 +451,7 @@ def _word_in(word: str, text: str) -> bool:
 def test_meta_truth_matches_the_text():
     items = synthetic_items(40)
     by_id = {i["image_id"]: i for i in items}
-    for profile in PROFILES:
+    for profile in PRESETS:
         for response in all_captions(sim(profile, items), items):
             item, meta = by_id[response.request_id], response.meta
             for hall in meta["injected"]:
@@ -507,7 +507,7 @@ def test_a_chair_style_parser_recovers_the_injected_truth():
         pytest.skip("no MSCOCO synonym table available")
     items = synthetic_items(40)
     for synonyms in tables:
-        for profile in PROFILES:
+        for profile in PRESETS:
             for response in all_captions(sim(profile, items), items):
                 meta = response.meta
                 expected = set(meta["mentioned"]) | {
@@ -635,13 +635,13 @@ def test_unknown_profile_or_field_errors():
     with pytest.raises(ValueError, match=r"unknown sim profile 'sim-bogus'.*sim-precise"):
         make_backend({"backend": "sim", "profile": "sim-bogus"}, items=items)
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['halucination_rate'\]"):
-        resolve_profile("sim-precise", {"halucination_rate": 0.2})
+        resolve_preset("sim-precise", {"halucination_rate": 0.2})
     with pytest.raises(ValueError, match="omission_rate must be a number in"):
-        resolve_profile("sim-precise", {"omission_rate": 1.5})
+        resolve_preset("sim-precise", {"omission_rate": 1.5})
     with pytest.raises(ValueError, match="needs the dataset items"):
         make_backend({"backend": "sim", "profile": "sim-precise"})
     # every field can be overridden, including the style weights
-    profile = resolve_profile("sim-precise", {"style_weights": {"ood": 1.0}, "max_objects": 9})
+    profile = resolve_preset("sim-precise", {"style_weights": {"ood": 1.0}, "max_objects": 9})
     assert profile["style_weights"] == {"frequent": 0.0, "cooccur": 0.0, "ood": 1.0}
     assert profile["max_objects"] == 9
-    assert PROFILES["sim-precise"]["max_objects"] == 3  # built-ins are not mutated
+    assert PRESETS["sim-precise"]["max_objects"] == 3  # built-ins are not mutated

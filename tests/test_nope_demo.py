@@ -36,7 +36,7 @@ from halluscope.benchmarks.nope.generate import (
 from halluscope.benchmarks.nope.metric import is_negp_answer
 from halluscope.models.base import Request, Response, image_request, user_message
 from halluscope.models.cache import ResponseCache
-from halluscope.models.sim import PROFILES, resolve_profile
+from halluscope.models.sim import PRESETS, resolve_preset
 
 MODELS = ["sim-precise", "sim-verbose", "sim-frequent"]
 TYPES = ("color", "object", "location", "counting", "person")
@@ -94,7 +94,7 @@ def test_sim_negp_accuracy_and_error_rates_are_injected() -> None:
     items = demo_items()
     requests = nope_requests(items)
     for profile in [*MODELS, "sim-ood"]:
-        p = resolve_profile(profile)
+        p = resolve_preset(profile)
         answers = sim(profile, items).generate(requests)
         negp = [(q, a) for q, a in zip(requests, answers, strict=True) if q.meta["is_negp"]]
         other = [(q, a) for q, a in zip(requests, answers, strict=True) if not q.meta["is_negp"]]
@@ -123,13 +123,13 @@ def test_sim_negp_accuracy_and_error_rates_are_injected() -> None:
 
 
 def test_sim_profiles_have_clearly_different_negp_accuracy() -> None:
-    values = sorted(PROFILES[m]["negp_accuracy"] for m in MODELS)
+    values = sorted(PRESETS[m]["negp_accuracy"] for m in MODELS)
     assert values[1] - values[0] >= 0.15 and values[2] - values[1] >= 0.15
-    assert resolve_profile({k: v for k, v in PROFILES["sim-precise"].items()
+    assert resolve_preset({k: v for k, v in PRESETS["sim-precise"].items()
                             if k not in ("negp_accuracy", "vqa_error_rate")})[
         "negp_accuracy"] == 0.0  # fmt: skip
     with pytest.raises(ValueError, match="negp_accuracy must be a number"):
-        resolve_profile("sim-precise", {"negp_accuracy": 1.5})
+        resolve_preset("sim-precise", {"negp_accuracy": 1.5})
 
 
 def test_sim_nope_needs_the_answer_key() -> None:
@@ -384,14 +384,14 @@ def test_negp_accuracy_recovers_the_profiles(project: Path) -> None:
     }
     for m, s in scores.items():
         assert s["negp"]["negp_accuracy"] == pytest.approx(s["injected"]["negp_rate"])
-        assert abs(s["negp"]["negp_accuracy"] - PROFILES[m]["negp_accuracy"]) < 0.15, m
+        assert abs(s["negp"]["negp_accuracy"] - PRESETS[m]["negp_accuracy"]) < 0.15, m
         assert s["negp"]["accuracy"] <= s["negp"]["negp_accuracy"]
         assert s["non_negp"]["n"] > 30 and s["negp"]["n"] >= 27 * 2
         assert s["negp"]["meteor"] is not None  # METEOR ran on Java
-    by_rate = sorted(MODELS, key=lambda m: PROFILES[m]["negp_accuracy"])
+    by_rate = sorted(MODELS, key=lambda m: PRESETS[m]["negp_accuracy"])
     values = [scores[m]["negp"]["negp_accuracy"] for m in by_rate]
     assert values == sorted(values) and values[-1] - values[0] > 0.3, values
-    by_error = sorted(MODELS, key=lambda m: PROFILES[m]["vqa_error_rate"])
+    by_error = sorted(MODELS, key=lambda m: PRESETS[m]["vqa_error_rate"])
     others = [scores[m]["non_negp"]["accuracy"] for m in by_error]
     assert others[0] > others[-1], others
 

@@ -24,7 +24,7 @@ def answer_amber(
     model: SimulatedLVLM, request: Request, item: Mapping[str, Any] | None
 ) -> tuple[str, dict]:
     """A description of the truth objects with hallucinations from ``hallu`` injected."""
-    p = model.profile
+    p = model.preset
     truth = [str(o) for o in model.truth(request, "truth")]
     hallu = [str(o) for o in model.truth(request, "hallu")]
     rng = model.rng(request)

@@ -24,7 +24,7 @@ from typing import Any
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
 from halluscope.models.sim.pools import OOD_POOL, RELATION_POOL
-from halluscope.models.sim.profiles import KINDS, declare_preset_fields
+from halluscope.models.sim.presets import KINDS, declare_preset_fields
 
 declare_preset_fields(
     {
@@ -67,7 +67,7 @@ def answer_nope(
     """A NegP form, a hallucinated object, the reference or a wrong answer (module docstring)."""
     assert item is not None
     rng = model.rng(request)
-    p = model.profile
+    p = model.preset
     is_negp = model.truth(request, "is_negp")
     reference = model.truth(request, "reference")
     references = [reference] if isinstance(reference, str) else list(reference or [])

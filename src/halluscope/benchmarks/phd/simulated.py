@@ -19,7 +19,7 @@ from typing import Any
 
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
-from halluscope.models.sim.profiles import declare_preset_fields
+from halluscope.models.sim.presets import declare_preset_fields
 
 declare_preset_fields(
     {
@@ -38,7 +38,7 @@ def answer_phd(
     """``Yes.`` or ``No.``: the label, flipped with the (context-raised) error probability."""
     from halluscope.benchmarks.phd.data import CONTEXT_INSTRUCTION
 
-    p = model.profile
+    p = model.preset
     label = model.truth(request, "label")
     if label not in ("yes", "no"):
         raise ValueError(

@@ -24,7 +24,7 @@ def answer_yesno(
     assert item is not None
     rng = model.rng(request)
     name, truth = asked_object(item, request.prompt)
-    p = model.profile
+    p = model.preset
     answer = rng.random() >= p["yesno_miss_rate"] if truth else rng.random() < p["yes_bias"]
     flipped = answer != truth
     text = (

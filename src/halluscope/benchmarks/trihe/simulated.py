@@ -27,7 +27,7 @@ from typing import Any
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer
 from halluscope.models.sim.pools import OOD_POOL
-from halluscope.models.sim.profiles import declare_preset_fields
+from halluscope.models.sim.presets import declare_preset_fields
 
 
 def _one_draw_per_triplet(profile: Mapping[str, Any], where: str) -> None:
@@ -107,7 +107,7 @@ def answer_trihe(
     # The describe step draws exactly as a direct answer would (same question, same seed).
     question = model.truth_get(request, "question", request.prompt)
     rng = model.rng(request, question, "trihe")
-    p = model.profile
+    p = model.preset
     truth = model.truth(request, "triplets")
     if not isinstance(truth, list) or not all(
         isinstance(t, (list, tuple)) and len(t) == 3 for t in truth

@@ -12,7 +12,7 @@ Layout (one plug-in module per benchmark, each registering the answerer of its t
 
 - :mod:`~halluscope.models.sim.core`: the backend (:class:`SimulatedLVLM`, registered as ``sim``),
   seeded randomness, the answer key and the answerer registry;
-- :mod:`~halluscope.models.sim.profiles`: the profiles (rates and styles) and their validation;
+- :mod:`~halluscope.models.sim.presets`: the presets (rates and styles) and their validation;
 - :mod:`~halluscope.models.sim.pools`: the hallucination pools shared by the answerers;
 - :mod:`~halluscope.models.sim.captions` (``caption``), :mod:`~halluscope.models.sim.oracle`
   (``oracle``): what each task answers, in their docstrings. The packaged benchmarks register
@@ -34,13 +34,13 @@ from halluscope.models.sim.core import (
 )
 from halluscope.models.sim.oracle import question_object
 from halluscope.models.sim.pools import COOCCURRENCE, OOD_POOL, RELATION_POOL, noun_phrase
-from halluscope.models.sim.profiles import (
+from halluscope.models.sim.presets import (
     KINDS,
-    PROFILE_DEFAULTS,
-    PROFILE_FIELDS,
-    PROFILES,
-    resolve_profile,
-    validate_profile,
+    PRESET_DEFAULTS,
+    PRESET_FIELDS,
+    PRESETS,
+    resolve_preset,
+    validate_preset,
 )
 from halluscope.models.sim.registry_plugins import load_benchmark_answerers
 
@@ -50,9 +50,9 @@ __all__ = [
     "COOCCURRENCE",
     "KINDS",
     "OOD_POOL",
-    "PROFILES",
-    "PROFILE_DEFAULTS",
-    "PROFILE_FIELDS",
+    "PRESETS",
+    "PRESET_DEFAULTS",
+    "PRESET_FIELDS",
     "RELATION_POOL",
     "SIM_VERSION",
     "SimulatedLVLM",
@@ -64,8 +64,8 @@ __all__ = [
     "noun_phrase",
     "question_object",
     "register_answerer",
-    "resolve_profile",
+    "resolve_preset",
     "seeded_rng",
     "sim_items",
-    "validate_profile",
+    "validate_preset",
 ]

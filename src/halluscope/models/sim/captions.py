@@ -43,7 +43,7 @@ from typing import Any
 from halluscope.models.base import Request
 from halluscope.models.sim.core import SimulatedLVLM, register_answerer, sha256_json
 from halluscope.models.sim.pools import RELATION_POOL, noun_phrase
-from halluscope.models.sim.profiles import KINDS
+from halluscope.models.sim.presets import KINDS
 
 
 def instruction_style(instruction: str) -> dict[str, Any]:
@@ -141,7 +141,7 @@ def answer_caption(
     assert item is not None
     instruction = request.prompt
     rng = model.rng(request)
-    p = model.profile
+    p = model.preset
     style = instruction_style(instruction)
     variant = int(sha256_json([model.name, instruction])[:8], 16)
     slots = max(1, math.floor(p["max_objects"] * style["factor"] + 0.5))

@@ -31,7 +31,7 @@ from typing import Any
 
 from halluscope.models.base import Request, Response, register_backend, register_spec_check
 from halluscope.models.sim.pools import COOCCURRENCE, OOD_POOL, RELATION_POOL, pick_hallucination
-from halluscope.models.sim.profiles import resolve_profile, validate_profile
+from halluscope.models.sim.presets import resolve_preset, validate_preset
 
 SIM_VERSION = "1"
 
@@ -107,16 +107,16 @@ class SimulatedLVLM:
     def __init__(
         self,
         name: str,
-        profile: Mapping[str, Any],
+        preset: Mapping[str, Any],
         items: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.name = name
-        self.profile = validate_profile(profile, f"sim profile of model {name!r}")
+        self.preset = validate_preset(preset, f"sim profile of model {name!r}")
         self.items = None if items is None else {str(k): dict(v) for k, v in items.items()}
         self.frequency = frequency_order()
         content: dict[str, Any] = {
             "version": SIM_VERSION,
-            "profile": self.profile,
+            "profile": self.preset,  # the key the revisions of every cached answer hash
             "frequency": list(self.frequency),
             "cooccurrence": COOCCURRENCE,
             "ood": list(OOD_POOL),
@@ -188,7 +188,7 @@ class SimulatedLVLM:
             others,
             rng,
             frequency=self.frequency,
-            frequent_top_k=self.profile["frequent_top_k"],
+            frequent_top_k=self.preset["frequent_top_k"],
         )
 
     # -- dispatch ---------------------------------------------------------------------------------
@@ -260,19 +260,19 @@ def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
     defaults to the spec's ``name``, then the model id, as in :func:`from_spec`."""
     import difflib
 
-    from halluscope.models.sim.profiles import PROFILES
+    from halluscope.models.sim.presets import PRESETS
 
     profile = spec.get("profile", spec.get("name") or model_id)
-    if isinstance(profile, str) and profile not in PROFILES:
+    if isinstance(profile, str) and profile not in PRESETS:
         implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
-        close = difflib.get_close_matches(profile, list(PROFILES), n=1)
+        close = difflib.get_close_matches(profile, list(PRESETS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ValueError(
             f"models.{model_id}.profile: unknown sim profile '{profile}'{implicit}; valid sim "
-            f"profiles: {', '.join(sorted(PROFILES))}{hint}"
+            f"profiles: {', '.join(sorted(PRESETS))}{hint}"
         )
     try:
-        resolve_profile(profile, spec.get("overrides"))
+        resolve_preset(profile, spec.get("overrides"))
     except ValueError as err:
         raise ValueError(f"models.{model_id}: {err}") from None
 
@@ -297,7 +297,7 @@ def from_spec(
     name = spec.get("name") or model_name or spec.get("profile")
     if not isinstance(name, str):
         raise ValueError(f"sim model spec needs a 'name' (or a profile name): {dict(spec)!r}")
-    profile = resolve_profile(spec.get("profile", name), spec.get("overrides"))
+    profile = resolve_preset(spec.get("profile", name), spec.get("overrides"))
     if items is None and not answer_keys:
         raise ValueError(
             "the sim backend needs the dataset items (make_backend(spec, items=...)) or requests "

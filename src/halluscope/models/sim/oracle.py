@@ -54,7 +54,7 @@ def answer_oracle(
     assert item is not None
     rng = model.rng(request)
     name, truth = asked_object(item, request.prompt)
-    flipped = rng.random() < model.profile["oracle_error_rate"]
+    flipped = rng.random() < model.preset["oracle_error_rate"]
     answer = truth != flipped
     text = "Present" if answer else "Absent"
     return text, {"object": name, "truth": truth, "answer": answer, "flipped": flipped}

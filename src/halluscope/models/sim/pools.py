@@ -1,6 +1,6 @@
 """The pools a simulated LVLM draws its hallucinations from, shared by every benchmark's answerer.
 
-Hallucinated objects are of three kinds (:data:`~halluscope.models.sim.profiles.KINDS`):
+Hallucinated objects are of three kinds (:data:`~halluscope.models.sim.presets.KINDS`):
 ``frequent`` (a frequent MSCOCO class absent from the image), ``cooccur`` (an absent class that
 commonly co-occurs with a mentioned one, :data:`COOCCURRENCE`) and ``ood`` (an out-of-domain
 object, :data:`OOD_POOL`); :func:`pick_hallucination` falls back to the next kind when one has no

@@ -18,7 +18,7 @@ from halluscope.benchmarks.amber.settings import (
     AmberTableSettings,
 )
 from halluscope.io import InputError, read_json, read_jsonl, write_jsonl
-from halluscope.models.sim import resolve_profile
+from halluscope.models.sim import resolve_preset
 from halluscope.stages.answering import AnswerSettings
 from halluscope.stages.llm import LLMSettings
 
@@ -185,7 +185,7 @@ def test_amber_gen_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
         scores = read_json(project / f"results/amber/amber-gen/{model}/scores.json")
         assert abs(scores["Hal"] - injected) < 3.0, (model, scores["Hal"], injected)
         profile = config["models"][model]
-        rate = resolve_profile(profile["profile"], profile.get("overrides"))["hallucination_rate"]
+        rate = resolve_preset(profile["profile"], profile.get("overrides"))["hallucination_rate"]
         assert (rate == 0) == (scores["Hal"] < 1.0)
     table = (project / "results/tables/amber-gen/amber_table.tex").read_text(encoding="utf-8")
     assert "amber-gen" in table and "Cover" in table

@@ -1,8 +1,10 @@
-"""Profiles of the simulated LVLMs: the rates and styles that decide their answers.
+"""Presets of the simulated LVLMs: the rates and styles that decide their answers.
 
-A profile is a complete mapping of :data:`PROFILE_FIELDS` (the fields of :data:`PROFILE_DEFAULTS`
-may be left out); the built-in ones are :data:`PROFILES`. ``params.yaml`` names one (``profile:
-sim-precise``) and may replace whole fields (``overrides:``).
+A preset is a complete mapping of :data:`PRESET_FIELDS` (the fields of :data:`PRESET_DEFAULTS`
+may be left out); the built-in ones are :data:`PRESETS`. A sim spec in ``params.yaml`` names one
+with its ``profile:`` key (``profile: sim-precise``; the key keeps its name, the word is
+*preset* everywhere else, docs/architecture.md's glossary) and may replace whole fields
+(``overrides:``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 KINDS = ("frequent", "cooccur", "ood")
 
 
-PROFILE_FIELDS: dict[str, str] = {
+PRESET_FIELDS: dict[str, str] = {
     "max_objects": "objects a full-length caption mentions (int >= 1)",
     "omission_rate": "probability that a present MSCOCO object is left out",
     "hallucination_rate": "probability per caption slot of one hallucinated object",
@@ -28,14 +30,14 @@ PROFILE_FIELDS: dict[str, str] = {
     "yesno_miss_rate": "probability of answering No to a question whose answer is Yes",
 }
 
-#: Fields a benchmark declares (:func:`declare_preset_fields`); a complete dict profile may
+#: Fields a benchmark declares (:func:`declare_preset_fields`); a complete dict preset may
 #: leave them out (0 = the benchmark's behaviour without them).
-PROFILE_DEFAULTS: dict[str, float] = {}
+PRESET_DEFAULTS: dict[str, float] = {}
 
-#: A benchmark's checks of a whole profile (``check(profile, where)`` raises ValueError).
-PROFILE_CHECKS: list[Callable[[Mapping[str, Any], str], None]] = []
+#: A benchmark's checks of a whole preset (``check(preset, where)`` raises ValueError).
+PRESET_CHECKS: list[Callable[[Mapping[str, Any], str], None]] = []
 
-PROFILES: dict[str, dict[str, Any]] = {
+PRESETS: dict[str, dict[str, Any]] = {
     # Short captions, few hallucinations, mostly frequent objects.
     "sim-precise": {
         "max_objects": 3,
@@ -95,17 +97,17 @@ def declare_preset_fields(
     fields: Mapping[str, tuple[str, Mapping[str, float]]],
     check: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> None:
-    """A benchmark's own fields of every profile, declared by its ``simulated`` module: field ->
-    (what it is, its value in each built-in profile). Each is a probability; ``check`` adds a
-    condition on the whole profile. Why here and not in :data:`PROFILES`: the sim's core names no
+    """A benchmark's own fields of every preset, declared by its ``simulated`` module: field ->
+    (what it is, its value in each built-in preset). Each is a probability; ``check`` adds a
+    condition on the whole preset. Why here and not in :data:`PRESETS`: the sim's core names no
     benchmark, and a benchmark's rates live beside the answerer that reads them."""
     for name, (what, values) in fields.items():
-        PROFILE_FIELDS[name] = what
-        PROFILE_DEFAULTS[name] = 0.0
+        PRESET_FIELDS[name] = what
+        PRESET_DEFAULTS[name] = 0.0
         for preset, value in values.items():
-            PROFILES[preset][name] = value
+            PRESETS[preset][name] = value
     if check is not None:
-        PROFILE_CHECKS.append(check)
+        PRESET_CHECKS.append(check)
 
 
 def _check_rate(name: str, value: Any, where: str) -> None:
@@ -113,28 +115,28 @@ def _check_rate(name: str, value: Any, where: str) -> None:
         raise ValueError(f"{where}: {name} must be a number in [0, 1], got {value!r}")
 
 
-def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
-    """Check a complete profile (every field of :data:`PROFILE_FIELDS`, nothing else; the fields
-    of :data:`PROFILE_DEFAULTS` may be left out)."""
-    profile = {**PROFILE_DEFAULTS, **dict(profile)}
-    unknown = sorted(set(profile) - set(PROFILE_FIELDS))
-    missing = sorted(set(PROFILE_FIELDS) - set(profile))
+def validate_preset(preset: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
+    """Check a complete preset (every field of :data:`PRESET_FIELDS`, nothing else; the fields
+    of :data:`PRESET_DEFAULTS` may be left out)."""
+    preset = {**PRESET_DEFAULTS, **dict(preset)}
+    unknown = sorted(set(preset) - set(PRESET_FIELDS))
+    missing = sorted(set(PRESET_FIELDS) - set(preset))
     if unknown:
         raise ValueError(
-            f"{where}: unknown field(s) {unknown}; valid fields: {sorted(PROFILE_FIELDS)}"
+            f"{where}: unknown field(s) {unknown}; valid fields: {sorted(PRESET_FIELDS)}"
         )
     if missing:
         raise ValueError(f"{where}: missing field(s) {missing}")
     for name in ("max_objects", "frequent_top_k"):
-        value = profile[name]
+        value = preset[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{where}: {name} must be an integer >= 1, got {value!r}")
-    for name in PROFILE_FIELDS:
-        if name.endswith("_rate") or name == "yes_bias" or name in PROFILE_DEFAULTS:
-            _check_rate(name, profile[name], where)
-    for check in PROFILE_CHECKS:
-        check(profile, where)
-    weights = profile["style_weights"]
+    for name in PRESET_FIELDS:
+        if name.endswith("_rate") or name == "yes_bias" or name in PRESET_DEFAULTS:
+            _check_rate(name, preset[name], where)
+    for check in PRESET_CHECKS:
+        check(preset, where)
+    weights = preset["style_weights"]
     if not isinstance(weights, Mapping) or set(weights) - set(KINDS):
         raise ValueError(
             f"{where}: style_weights must map a subset of {list(KINDS)} to weights, got {weights!r}"
@@ -142,32 +144,32 @@ def validate_profile(profile: Mapping[str, Any], where: str = "sim profile") -> 
     for kind, weight in weights.items():
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
             raise ValueError(f"{where}: style_weights[{kind!r}] must be >= 0, got {weight!r}")
-    if profile["hallucination_rate"] > 0 and sum(weights.values()) <= 0:
+    if preset["hallucination_rate"] > 0 and sum(weights.values()) <= 0:
         raise ValueError(
             f"{where}: style_weights must have a positive weight when hallucination_rate > 0"
         )
-    result = copy.deepcopy(dict(profile))
+    result = copy.deepcopy(dict(preset))
     result["style_weights"] = {kind: float(weights.get(kind, 0.0)) for kind in KINDS}
     return result
 
 
-def resolve_profile(
-    profile: str | Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
+def resolve_preset(
+    preset: str | Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A built-in profile by name (or a complete dict); ``overrides`` replace whole fields."""
-    if isinstance(profile, str):
-        if profile not in PROFILES:
+    """A built-in preset by name (or a complete dict); ``overrides`` replace whole fields."""
+    if isinstance(preset, str):
+        if preset not in PRESETS:
             raise ValueError(
-                f"unknown sim profile {profile!r}; valid profiles: {', '.join(sorted(PROFILES))}"
+                f"unknown sim profile {preset!r}; valid profiles: {', '.join(sorted(PRESETS))}"
             )
-        base = copy.deepcopy(PROFILES[profile])
-        where = f"sim profile {profile!r}"
-    elif isinstance(profile, Mapping):
-        base = copy.deepcopy(dict(profile))
+        base = copy.deepcopy(PRESETS[preset])
+        where = f"sim profile {preset!r}"
+    elif isinstance(preset, Mapping):
+        base = copy.deepcopy(dict(preset))
         where = "sim profile"
     else:
         raise ValueError(
-            f"sim profile must be a name ({', '.join(sorted(PROFILES))}) or a dict, got {profile!r}"
+            f"sim profile must be a name ({', '.join(sorted(PRESETS))}) or a dict, got {preset!r}"
         )
     base.update(copy.deepcopy(dict(overrides or {})))
-    return validate_profile(base, where)
+    return validate_preset(base, where)
