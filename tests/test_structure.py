@@ -222,14 +222,20 @@ def _code_words(path: Path) -> set[str]:
 
 def test_the_core_modules_name_no_benchmark() -> None:
     """Every benchmark, CAOS included, is its folder plus one registry line: the CLI, the stage
-    runner, the params check, the resources, the DVC stages and the simulated LVLMs' core name
-    none of them in their code."""
+    runner, the params check, the resources, the DVC stages, the simulated LVLMs' core and the
+    rules' shared helpers (rules/common.smk) name none of them in their code."""
     from halluscope.benchmarks import BENCHMARKS
 
     names = {b.name for b in BENCHMARKS}
     for module in BENCHMARK_FREE:
         found = names & _code_words(ROOT / module)
         assert not found, f"{module} names {sorted(found)}"
+    # the rules every rules file includes (Snakemake, not Python: its comments and docstrings
+    # left out by hand, as _code_words leaves out a module's docstrings)
+    common = (ROOT / "rules/common.smk").read_text(encoding="utf-8")
+    common = re.sub(r"#.*", "", re.sub(r'"""[\s\S]*?"""', "", common))
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", common)}
+    assert "config" in words and not names & words, sorted(names & words)
 
 
 def test_a_benchmarks_data_sources_come_from_its_folder() -> None:
