@@ -111,10 +111,12 @@ def test_the_request_set_covers_each_path(reference) -> None:
 
 
 # Every n_seq meets both thread counts and both orders, and every thread count both orders
-# (pairwise, not the 12-case product: each case decodes the whole request set, about 25 s).
-# The default tier: one thread (two busy-waiting threads crawl on a loaded machine).
-FAST = [(4, 1, "given"), (16, 1, "reversed")]
-MATRIX = [*FAST, (1, 1, "given"), (1, 2, "reversed"), (4, 2, "reversed"), (16, 2, "given")]
+# (pairwise, not the 12-case product: each case decodes the whole request set, about 12 s).
+# The default tier: one case, one thread, in the order whose reference the request-set test
+# computes anyway (a second order's reference costs as much as a case).
+MATRIX = [(4, 1, "given"), (16, 1, "reversed"), (1, 1, "given"), (1, 2, "reversed")]
+MATRIX += [(4, 2, "reversed"), (16, 2, "given")]
+FAST = MATRIX[:1]
 
 
 @pytest.mark.parametrize(
