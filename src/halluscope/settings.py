@@ -26,6 +26,8 @@ Key = tuple[str, ...]
 MISSING: Any = dataclasses.MISSING
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "params.schema.json"
+"""The params schema (:data:`halluscope.config.SCHEMA_PATH`; named here so that a stage reading
+its defaults does not import the whole config check, and its code digest stays small)."""
 
 
 def param(key: str, default: Any = MISSING) -> Any:
@@ -43,22 +45,24 @@ def derived(via: Callable[[Mapping[str, Any]], Any], **field_options: Any) -> An
 
 
 @functools.cache
-def _schema_texts() -> dict[str, Any]:
+def params_schema() -> dict[str, Any]:
+    """The params schema, parsed once per process (callers only read it)."""
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+@functools.cache
 def _section_schema(name: str) -> Mapping[str, Any] | None:
     """The schema of the top-level params key ``name``: a benchmark's own section
     (``benchmarks/<name>/schema.json``), else the params schema's."""
     own = Path(__file__).resolve().parent / "benchmarks" / name / "schema.json"
     if own.is_file():
         return json.loads(own.read_text(encoding="utf-8"))["section"]
-    return _schema_texts()["properties"].get(name)
+    return params_schema()["properties"].get(name)
 
 
 def _chain(node: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
     """A schema node and the ``$defs`` blocks its ``$ref`` chain names, most specific first."""
-    defs = _schema_texts()["$defs"]
+    defs = params_schema()["$defs"]
     while node is not None:
         yield node
         ref = node.get("$ref", "")

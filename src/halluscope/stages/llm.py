@@ -10,25 +10,18 @@ module reads those defaults from there, so no stage repeats one.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from halluscope.settings import plain
-
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "config" / "params.schema.json"
-"""The params schema (:data:`halluscope.config.SCHEMA_PATH`; named here so that a stage reading
-the defaults does not import the whole config check, and its code digest stays small)."""
+from halluscope.settings import SCHEMA_PATH, params_schema, plain  # noqa: F401 (re-exported)
 
 GENERATION_KEYS = ("max_new_tokens", "temperature", "seed")
 """The request params of a block (sent with every request, so they key the response cache)."""
 
 
-@functools.cache
 def _defs() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]
+    return params_schema()["$defs"]
 
 
 @functools.cache
