@@ -11,21 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.benchmarks.nope.generate import (
-    QUESTION_TEMPLATES,
-    TEMPLATE_VERSION,
-    check_paraphrase,
-    choose_template,
-    generate_nope,
-    listing_prompt,
-    listing_request,
-    load_nlp,
-    parse_object_list,
-    parse_questions,
-    rewriting_prompt,
-    rewriting_request,
-    validate_objects,
-)
+from halluscope.benchmarks.nope.drift import check_paraphrase
+from halluscope.benchmarks.nope.generate import generate_nope
 from halluscope.benchmarks.nope.metric import (
     NEGP_PRONOUNS,
     MeteorScorer,
@@ -37,6 +24,16 @@ from halluscope.benchmarks.nope.metric import (
     process_punctuation,
     score_answers,
 )
+from halluscope.benchmarks.nope.parsing import parse_object_list, parse_questions
+from halluscope.benchmarks.nope.prompts import (
+    TEMPLATE_VERSION,
+    listing_prompt,
+    listing_request,
+    rewriting_prompt,
+    rewriting_request,
+)
+from halluscope.benchmarks.nope.templates import QUESTION_TEMPLATES, choose_template
+from halluscope.benchmarks.nope.validation import load_nlp, validate_objects
 from halluscope.cli import main
 from halluscope.models.base import Request, Response, make_backend, register_backend
 from halluscope.models.cache import CacheMissError, ResponseCache

@@ -23,17 +23,11 @@ import pytest
 from pipeline_helpers import ROOT, copy_of_build, demo_items, forced_rebuild, planned_jobs, sim
 
 from halluscope.benchmarks.nope import stages as stage
-from halluscope.benchmarks.nope.generate import (
-    FEWSHOT_EXAMPLES,
-    check_paraphrase,
-    generate_nope,
-    listing_messages,
-    listing_request,
-    load_nlp,
-    present_keys,
-    validate_objects,
-)
+from halluscope.benchmarks.nope.drift import check_paraphrase
+from halluscope.benchmarks.nope.generate import generate_nope
 from halluscope.benchmarks.nope.metric import is_negp_answer
+from halluscope.benchmarks.nope.prompts import FEWSHOT_EXAMPLES, listing_messages, listing_request
+from halluscope.benchmarks.nope.validation import load_nlp, present_keys, validate_objects
 from halluscope.models.base import Request, Response, image_request, user_message
 from halluscope.models.cache import ResponseCache
 from halluscope.models.sim import PRESETS, resolve_preset

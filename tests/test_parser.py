@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.objects.coco import (
-    BUILTIN_SYNONYMS,
-    COCO_CLASSES,
-    COCO_FREQUENCY_ORDER,
-    DOUBLE_WORDS,
-    load_synonyms,
-)
+from halluscope.objects.coco import COCO_CLASSES, COCO_FREQUENCY_ORDER, load_synonyms
+from halluscope.objects.coco_synonyms import BUILTIN_SYNONYMS, DOUBLE_WORDS
 from halluscope.objects.lexicon import LexiconMatcher, find_objects
 from halluscope.objects.normalize import get_normalizer, lemmatize, singularize
 from halluscope.objects.parser import ObjectParser, tokenize

@@ -8,35 +8,21 @@ Two synonym tables exist on purpose:
   *loaded* with :func:`load_synonyms` when a result must be comparable with published CHAIR
   numbers. It is never copied into this repository.
 
-The synonym and double-word tables are defined in :mod:`halluscope.objects.coco_synonyms` and
-re-exported here.
+The synonym and double-word tables are in :mod:`halluscope.objects.coco_synonyms`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from halluscope.objects.coco_synonyms import (
-    ANIMAL_WORDS,
-    BUILTIN_NON_OBJECT_BIGRAMS,
-    BUILTIN_SYNONYMS,
-    COCO_DOUBLE_WORDS,
-    DOUBLE_WORDS,
-    VEHICLE_WORDS,
-)
+from halluscope.objects.coco_synonyms import BUILTIN_SYNONYMS
 
 __all__ = [
-    "ANIMAL_WORDS",
-    "BUILTIN_NON_OBJECT_BIGRAMS",
-    "BUILTIN_SYNONYMS",
     "COCO_CLASSES",
-    "COCO_DOUBLE_WORDS",
     "COCO_FREQUENCY_ORDER",
     "COCO_IMAGE_ORDER",
     "FREQUENT_ORDERS",
     "COCO_INSTANCE_COUNTS",
-    "DOUBLE_WORDS",
-    "VEHICLE_WORDS",
     "load_synonyms",
 ]
 

@@ -1,5 +1,4 @@
-"""Synonym and double-word tables of the MSCOCO vocabulary (re-exported by
-:mod:`halluscope.objects.coco`).
+"""Synonym and double-word tables of the MSCOCO vocabulary.
 
 * :data:`BUILTIN_SYNONYMS`: halluscope's own synonym table (surface words an English caption
   uses for each class), the default of :class:`halluscope.objects.parser.ObjectParser`;

@@ -28,7 +28,8 @@ from itertools import accumulate, chain
 from operator import add
 from typing import NamedTuple
 
-from halluscope.objects.coco import BUILTIN_NON_OBJECT_BIGRAMS, DOUBLE_WORDS, load_synonyms
+from halluscope.objects.coco import load_synonyms
+from halluscope.objects.coco_synonyms import BUILTIN_NON_OBJECT_BIGRAMS, DOUBLE_WORDS
 from halluscope.objects.normalize import get_normalizer
 
 __all__ = ["Mention", "ObjectParser", "Token", "TokenSpans", "scan_tokens", "tokenize"]

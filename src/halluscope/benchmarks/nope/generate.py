@@ -44,10 +44,10 @@ listing the rule cut is shorter in the rewrite conversation); ``count-repeat`` a
 listing at the first repeated name (names the uncut reply lists after it are lost). See
 :mod:`halluscope.benchmarks.nope.parsing`.
 
-This module holds the driver (:func:`generate_nope`); the steps live beside it and are
-re-exported here: ``prompts.py`` (steps 1 and 4, Table 5), ``parsing.py`` (reading the replies),
-``validation.py`` (step 2, Appendix C), ``templates.py`` (step 3, Table 6) and ``drift.py``
-(step 5).
+This module holds the driver (:func:`generate_nope`). The steps live beside it, each imported
+from its own module: ``prompts.py`` (steps 1 and 4, Table 5), ``parsing.py`` (reading the
+replies), ``validation.py`` (step 2, Appendix C), ``templates.py`` (step 3, Table 6) and
+``drift.py`` (step 5).
 """
 
 from __future__ import annotations
@@ -61,71 +61,29 @@ from halluscope.benchmarks.nope.drift import (
     DRIFT_REASONS,
     DriftCheck,
     check_paraphrase,
-    content_similarity,
 )
 from halluscope.benchmarks.nope.parsing import parse_object_list, parse_questions
 from halluscope.benchmarks.nope.prompts import (
-    DEFAULT_PARAMS,
     FEWSHOT_EXAMPLES,
     PROMPTS,
     RELEVANCE_DESCRIPTORS,
     TEMPLATE_VERSION,
-    listing_messages,
-    listing_prompt,
     listing_request,
-    rewriting_prompt,
     rewriting_request,
 )
 from halluscope.benchmarks.nope.templates import (
-    QUESTION_TEMPLATES,
-    QuestionTemplate,
     TemplateChoice,
     choose_template,
     reference_questions,
 )
 from halluscope.benchmarks.nope.validation import (
     NLP,
-    ObjectCheck,
     load_nlp,
     present_keys,
     validate_objects,
 )
 from halluscope.models.base import Backend, Request, Response
 from halluscope.models.cache import ResponseCache
-
-__all__ = [
-    "DEFAULT_MIN_SIMILARITY",
-    "DEFAULT_PARAMS",
-    "DRIFT_REASONS",
-    "FEWSHOT_EXAMPLES",
-    "PROMPTS",
-    "QUESTION_TEMPLATES",
-    "RELEVANCE_DESCRIPTORS",
-    "TEMPLATE_VERSION",
-    "DriftCheck",
-    "GenerationResult",
-    "ObjectCheck",
-    "QuestionTemplate",
-    "TemplateChoice",
-    "check_paraphrase",
-    "choose_template",
-    "content_similarity",
-    "fallback_candidates",
-    "generate_nope",
-    "item_labels",
-    "listing_messages",
-    "listing_prompt",
-    "listing_request",
-    "load_nlp",
-    "parse_object_list",
-    "parse_questions",
-    "present_keys",
-    "reference_questions",
-    "rewriting_prompt",
-    "rewriting_request",
-    "validate_objects",
-    "validation_labels",
-]
 
 # ---------------------------------------------------------------------------------------------
 # The generation loop

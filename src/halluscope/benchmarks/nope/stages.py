@@ -144,7 +144,7 @@ def load_fallback(path: Path | None) -> dict[str, dict[str, list[str]]]:
 
 def synonyms_of(classes: Sequence[str]) -> list[str]:
     """halluscope's MSCOCO synonyms of the given classes (names that mean a present object)."""
-    from halluscope.objects.coco import BUILTIN_SYNONYMS
+    from halluscope.objects.coco_synonyms import BUILTIN_SYNONYMS
 
     return sorted({s.strip() for c in classes for s in BUILTIN_SYNONYMS.get(c, ()) if s.strip()})
 
@@ -211,7 +211,9 @@ def generate_shard(
     seeded by image id, so the records do not depend on the shard count; the shards are merged
     in item order by :func:`questions`.
     """
-    from halluscope.benchmarks.nope.generate import TEMPLATE_VERSION, generate_nope, load_nlp
+    from halluscope.benchmarks.nope.generate import generate_nope
+    from halluscope.benchmarks.nope.prompts import TEMPLATE_VERSION
+    from halluscope.benchmarks.nope.validation import load_nlp
     from halluscope.models.base import make_backend
     from halluscope.models.cache import ResponseCache
 
