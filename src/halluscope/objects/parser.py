@@ -294,8 +294,8 @@ class ObjectParser:
     two-word synonym to the bigram table and registers the *normalised* form of every synonym
     and bigram, so that e.g. ``bus`` (normalised to ``bu`` by the pattern variant) is still
     found. The reference CHAIR does neither (its bigram list is hard-coded, see
-    :data:`~halluscope.objects.coco.DOUBLE_WORDS`), so a loaded reference table keeps its blind
-    spots and reproduces published numbers.
+    :data:`~halluscope.objects.coco_synonyms.DOUBLE_WORDS`), so a loaded reference table keeps
+    its blind spots and reproduces published numbers.
     """
 
     def __init__(
