@@ -10,6 +10,9 @@ DATASET = config["data"]["dataset"]
 MODELS = config["generate"]["models"]
 INSTRUCTIONS = config["generate"]["instructions"]
 EMBEDDERS = config["embed"]["embedders"]
+# The one software environment of every rule (with --software-deployment-method conda), named
+# once: a rule's conda path is relative to its own file, so each rules file had its own "../".
+HALLUSCOPE_ENV = f"{workflow.basedir}/envs/halluscope.yaml"
 # The packaged benchmarks (src/halluscope/benchmarks/<name>/: rules, schema fragment, stages).
 from halluscope.benchmarks import BENCHMARKS
 

@@ -13,7 +13,7 @@ rule data_items:
         settings=settings_arg(DataSettings),
         code=code_version("data"),
     conda:
-        "../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/data/{profile}.log",
     shell:

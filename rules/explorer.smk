@@ -23,7 +23,7 @@ rule explorer:
         settings=settings_arg(explorer_stage.ExplorerSettings),
         code=code_version("explorer"),
     conda:
-        "../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/explorer/{profile}.log",
     shell:

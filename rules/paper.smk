@@ -18,7 +18,7 @@ rule paper:
     params:
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/paper.log",
     shell:

@@ -13,7 +13,7 @@ rule tables:
         settings=settings_arg(AssembleSettings),
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/tables/assemble.log",
     shell:
@@ -32,7 +32,7 @@ rule metrics:
     params:
         code=code_version("tables"),
     conda:
-        "../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         f"logs/tables/{RUN}.metrics.log",
     shell:

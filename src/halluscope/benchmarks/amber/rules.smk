@@ -19,7 +19,7 @@ rule amber_prompts:
         settings=settings_arg(amber_settings.AmberPromptSettings),
         code=code_version("amber"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/amber/{profile}/prompts.log",
     shell:
@@ -40,7 +40,7 @@ rule amber_answers:
     resources:
         **model_resources(config, "amber_answers"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/amber/{profile}/{model}/answers.log",
     shell:
@@ -58,7 +58,7 @@ rule amber_score:
         settings=settings_arg(amber_settings.AmberScoreSettings),
         code=code_version("amber"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/amber/{profile}/{model}/score.log",
     shell:
@@ -83,7 +83,7 @@ rule amber_table:
         settings=settings_arg(amber_settings.AmberTableSettings),
         code=code_version("amber"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/amber/{profile}/table.log",
     shell:

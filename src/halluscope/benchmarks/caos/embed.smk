@@ -19,7 +19,7 @@ rule embed:
         **model_resources(config, "embed"),
     priority: CAPTION_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/embed/{profile}/{embedder}.log",
     shell:

@@ -22,7 +22,7 @@ rule noun_tags:
         code=code_version("extract"),
     priority: LLM_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/noun_tags/{profile}/{model}.log",
     shell:
@@ -49,7 +49,7 @@ rule extract:
     threads: model_threads(config, "extract")
     priority: caption_priority
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/extract/{profile}/{model}/{instruction}.log",
     shell:
@@ -66,7 +66,7 @@ rule extract_report:
     params:
         code=code_version("extract"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/extract/{profile}/extract_report.log",
     shell:

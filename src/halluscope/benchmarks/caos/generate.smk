@@ -18,7 +18,7 @@ rule generate:
         **model_resources(config, "generate"),
     priority: caption_priority
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/generate/{profile}/{model}/{instruction}.log",
     shell:

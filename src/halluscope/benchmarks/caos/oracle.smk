@@ -20,7 +20,7 @@ rule oracle:
         **model_resources(config, "oracle"),
     priority: CAPTION_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/oracle/{profile}/{model}/{instruction}.log",
     shell:
@@ -40,7 +40,7 @@ rule oracle_accuracy:
     params:
         code=code_version("oracle"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/oracle/{profile}/accuracy.log",
     shell:

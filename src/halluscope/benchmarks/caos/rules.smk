@@ -50,7 +50,7 @@ rule score:
         code=code_version("score"),
     priority: CAPTION_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/score/{profile}/{embedder}/{model}.log",
     shell:
@@ -72,7 +72,7 @@ rule summarize:
         code=code_version("score"),
     priority: CAPTION_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/summarize/{profile}.log",
     shell:
@@ -123,7 +123,7 @@ rule figure:
         code=code_version("figures"),
     priority: CAPTION_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/figures/{profile}/caos.log",
     shell:
@@ -165,7 +165,7 @@ rule caos_tables:
         settings=settings_arg(caos_report.CaosTableSettings),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/tables/{profile}.log",
     shell:
@@ -187,7 +187,7 @@ rule caos_sensitivity:
         vectors=lambda wc, input: json_arg(dict(zip(EMBEDDERS, input.vectors))),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/tables/{profile}.sensitivity.log",
     shell:
@@ -226,7 +226,7 @@ rule caos_sensitivity_p:
         settings=settings_arg(RateSettings),
         code=code_version("caos"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/tables/{profile}.sensitivity_p.log",
     shell:
@@ -249,7 +249,7 @@ rule llm_comparison:
         settings=settings_arg(caos_report.ComparisonSettings),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/tables/{profile}.llm_comparison.log",
     shell:

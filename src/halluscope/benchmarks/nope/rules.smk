@@ -31,7 +31,7 @@ rule nope_generate:
     threads: model_threads(config, "nope_generate")
     priority: LLM_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/generate.shard{shard}.log",
     shell:
@@ -52,7 +52,7 @@ rule nope_questions:
         settings=settings_arg(NopeGeneratorSettings),
         code=code_version("nope"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/questions.log",
     shell:
@@ -74,7 +74,7 @@ rule nope_answers:
     resources:
         **model_resources(config, "nope_answers"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/{model}/answers.log",
     shell:
@@ -93,7 +93,7 @@ rule nope_score:
         settings=settings_arg(nope_settings.NopeScoreSettings),
         code=code_version("nope"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/score.log",
     shell:
@@ -110,7 +110,7 @@ rule nope_lexdiv:
     params:
         code=code_version("nope"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/lexdiv.log",
     shell:
@@ -135,7 +135,7 @@ rule nope_table:
         settings=settings_arg(nope_settings.NopeTableSettings),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/nope/{profile}/table.log",
     shell:
@@ -160,7 +160,7 @@ rule nope_figure:
         settings=settings_arg(nope_settings.NopeFigureSettings),
         code=code_version("figures"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/figures/{profile}/nope_question_types.log",
     shell:

@@ -19,7 +19,7 @@ rule phd_prompts:
         settings=settings_arg(phd_settings.PhdPromptSettings),
         code=code_version("phd"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/phd/{profile}/prompts.log",
     shell:
@@ -40,7 +40,7 @@ rule phd_answers:
     resources:
         **model_resources(config, "phd_answers"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/phd/{profile}/{model}/answers.log",
     shell:
@@ -57,7 +57,7 @@ rule phd_score:
     params:
         code=code_version("phd"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/phd/{profile}/{model}/score.log",
     shell:
@@ -81,7 +81,7 @@ rule phd_table:
         settings=settings_arg(phd_settings.PhdTableSettings),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/phd/{profile}/table.log",
     shell:
@@ -106,7 +106,7 @@ rule phd_figure:
         settings=settings_arg(phd_settings.PhdFigureSettings),
         code=code_version("figures"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/figures/{profile}/phd_heatmap.log",
     shell:

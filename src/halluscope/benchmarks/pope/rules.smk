@@ -19,7 +19,7 @@ rule pope_questions:
         settings=settings_arg(pope_stages.PopeQuestionSettings, "setting"),
         code=code_version("pope"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/pope/{profile}/questions_{setting}.log",
     shell:
@@ -40,7 +40,7 @@ rule pope_answers:
     resources:
         **model_resources(config, "pope_answers"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/pope/{profile}/{model}/{setting}.answers.log",
     shell:
@@ -59,7 +59,7 @@ rule pope_score:
         settings=settings_arg(pope_stages.PopeScoreSettings),
         code=code_version("pope"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/pope/{profile}/{model}/{setting}.scores.log",
     shell:

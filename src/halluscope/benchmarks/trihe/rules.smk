@@ -25,7 +25,7 @@ rule trihe_questions:
         code=code_version("trihe"),
     priority: LLM_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/trihe/{profile}/questions.log",
     shell:
@@ -47,7 +47,7 @@ rule trihe_answers:
         **model_resources(config, "trihe_answers"),
     priority: LLM_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/trihe/{profile}/{model}/answers.log",
     shell:
@@ -69,7 +69,7 @@ rule trihe_triplets:
     threads: model_threads(config, "trihe_triplets")
     priority: LLM_PRIORITY
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/trihe/{profile}/{model}/triplets.log",
     shell:
@@ -94,7 +94,7 @@ rule trihe_judge:
         **model_resources(config, "trihe_judge"),
     threads: model_threads(config, "trihe_judge")
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/trihe/{profile}/judge.log",
     shell:
@@ -114,7 +114,7 @@ rule trihe_table:
         settings=settings_arg(trihe_report.TriheTableSettings),
         code=code_version("tables"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/trihe/{profile}/table.log",
     shell:
@@ -135,7 +135,7 @@ rule trihe_figure:
         settings=settings_arg(trihe_report.TriheFigureSettings),
         code=code_version("figures"),
     conda:
-        "../../../../envs/halluscope.yaml"
+        HALLUSCOPE_ENV
     log:
         "logs/figures/{profile}/trihe_bars.log",
     shell:
