@@ -73,10 +73,10 @@ def demo_items() -> dict[str, dict]:
 
 
 def sim(profile: str, items: dict, **overrides: float) -> Backend:
-    """A simulated LVLM of ``profile`` over ``items``, with profile ``overrides``."""
+    """A simulated LVLM of preset ``profile`` over ``items``, with preset ``overrides``."""
     from halluscope.models.base import make_backend
 
-    spec = {"backend": "sim", "profile": profile, "overrides": overrides}
+    spec = {"backend": "sim", "preset": profile, "overrides": overrides}
     return make_backend(spec, items=items, model_name=profile)
 
 
@@ -210,12 +210,12 @@ def demo_items_file(tmp: Path) -> tuple[dict, Path]:
 
 
 def sim_answers(model: str, cache: Path) -> AnswerSettings:
-    """The answering settings of simulated LVLM ``model`` (a sim profile name), cache ``cache``."""
+    """The answering settings of simulated LVLM ``model`` (a sim preset name), cache ``cache``."""
     from halluscope.stages.answering import AnswerSettings
     from halluscope.stages.llm import LLMSettings
 
     generation = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 8}
-    spec = {"backend": "sim", "profile": model}
+    spec = {"backend": "sim", "preset": model}
     return AnswerSettings(LLMSettings.from_generation(model, spec, generation), cache)
 
 

@@ -95,7 +95,7 @@ def test_backends_that_do_not_read_answer_keys_never_get_them(tmp_path: Path) ->
 
 
 def test_sim_reads_answer_keys_and_keys_on_them(tmp_path: Path) -> None:
-    sim = make_backend({"backend": "sim", "profile": "sim-precise"}, answer_keys=True)
+    sim = make_backend({"backend": "sim", "preset": "sim-precise"}, answer_keys=True)
     assert reads_answer_key(sim)
     cache = ResponseCache(tmp_path)
     first = answer_all(sim, [ask(item_answer_key(ITEM))], cache, "v1")
@@ -109,8 +109,8 @@ def test_sim_reads_answer_keys_and_keys_on_them(tmp_path: Path) -> None:
 
 
 def test_sim_built_from_items_answers_like_the_answer_key() -> None:
-    from_items = make_backend({"backend": "sim", "profile": "sim-verbose"}, items=[ITEM])
-    from_keys = make_backend({"backend": "sim", "profile": "sim-verbose"}, answer_keys=True)
+    from_items = make_backend({"backend": "sim", "preset": "sim-verbose"}, items=[ITEM])
+    from_keys = make_backend({"backend": "sim", "preset": "sim-verbose"}, answer_keys=True)
     caption = image_request(
         ITEM, "c", "Describe the image in detail.", params={"seed": 3}, task="caption", meta={}
     )

@@ -789,7 +789,7 @@ def test_unknown_cache_mode(tmp_path: Path) -> None:
     proc = run_cli(
         "stage", "generate", "--items", items,
         "--settings",
-        generate_settings({"backend": "sim", "profile": "sim-precise"}, {}, "sometimes"),
+        generate_settings({"backend": "sim", "preset": "sim-precise"}, {}, "sometimes"),
         "--cache", tmp_path / "cache",
         "--out", tmp_path / "r.jsonl", cwd=tmp_path,
     )  # fmt: skip

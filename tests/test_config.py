@@ -174,35 +174,35 @@ def test_snakemake_reports_yaml_syntax_error_with_line_and_column(tmp_path) -> N
 
 
 # ------------------------------------------------------------------------------------------------
-# sim profiles
+# sim presets
 
 
-def test_sim_profile_typo_fails_validation_listing_the_profiles(params: dict) -> None:
+def test_sim_preset_typo_fails_validation_listing_the_profiles(params: dict) -> None:
     from halluscope.models.sim import PRESETS
 
     bad = copy.deepcopy(params)
-    bad["models"]["sim-x"] = {"backend": "sim", "profile": "sim-precize"}
+    bad["models"]["sim-x"] = {"backend": "sim", "preset": "sim-precize"}
     with pytest.raises(ConfigError) as caught:
         validate(bad)
     message = str(caught.value)
-    assert "models.sim-x.profile: unknown sim profile 'sim-precize'" in message
-    assert f"valid sim profiles: {', '.join(sorted(PRESETS))}" in message
+    assert "models.sim-x.preset: unknown sim preset 'sim-precize'" in message
+    assert f"valid sim presets: {', '.join(sorted(PRESETS))}" in message
     assert "did you mean 'sim-precise'?" in message
 
 
-def test_sim_profile_defaults_to_the_model_id(params: dict) -> None:
+def test_sim_preset_defaults_to_the_model_id(params: dict) -> None:
     bad = copy.deepcopy(params)
     bad["models"]["sim-typo"] = {"backend": "sim"}
-    with pytest.raises(ConfigError, match=r"models\.sim-typo\.profile: unknown sim profile "
-                       r"'sim-typo' \(no 'profile' given"):  # fmt: skip
+    with pytest.raises(ConfigError, match=r"models\.sim-typo\.preset: unknown sim preset "
+                       r"'sim-typo' \(no 'preset' given"):  # fmt: skip
         validate(bad)
     fine = copy.deepcopy(params)
-    fine["models"]["sim-verbose"] = {"backend": "sim"}  # the id is a profile name
+    fine["models"]["sim-verbose"] = {"backend": "sim"}  # the id is a preset name
     fine["models"]["other"] = {"backend": "sim", "name": "sim-frequent"}
     validate(fine)
 
 
-def test_sim_profile_overrides_and_dicts_are_checked(params: dict) -> None:
+def test_sim_preset_overrides_and_dicts_are_checked(params: dict) -> None:
     from halluscope.models.sim import PRESETS
 
     bad = copy.deepcopy(params)
@@ -214,19 +214,19 @@ def test_sim_profile_overrides_and_dicts_are_checked(params: dict) -> None:
     with pytest.raises(ConfigError, match=r"models\.sim-precise: .*unknown field"):
         validate(bad)
     fine = copy.deepcopy(params)
-    fine["models"]["sim-precise"] = {"backend": "sim", "profile": dict(PRESETS["sim-precise"])}
+    fine["models"]["sim-precise"] = {"backend": "sim", "preset": dict(PRESETS["sim-precise"])}
     validate(fine)
 
 
-def test_snakemake_refuses_a_sim_profile_typo_before_any_job(tmp_path) -> None:
+def test_snakemake_refuses_a_sim_preset_typo_before_any_job(tmp_path) -> None:
     override = tmp_path / "typo.yaml"
     override.write_text(
-        yaml.safe_dump({"models": {"sim-x": {"backend": "sim", "profile": "sim-precize"}}})
+        yaml.safe_dump({"models": {"sim-x": {"backend": "sim", "preset": "sim-precize"}}})
     )
     proc = _snakemake_dry_run(tmp_path, override)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "models.sim-x.profile: unknown sim profile 'sim-precize'" in out, out
+    assert "models.sim-x.preset: unknown sim preset 'sim-precize'" in out, out
     assert "sim-precise" in out and "Job stats" not in out
 
 

@@ -50,7 +50,7 @@ def generate_cmd(items: Path, cache: Path, out: Path) -> list[str]:
     block = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0, "batch_size": 1}
     llm = LLMSettings.from_generation(
         "sim-verbose",
-        {"backend": "sim", "profile": "sim-verbose"},
+        {"backend": "sim", "preset": "sim-verbose"},
         {**block, "template_version": "v1", "cache_mode": "live"},
     )
     instruction = "Provide a brief description of the given image."

@@ -94,9 +94,7 @@ def caption_requests(items: Sequence[dict], instruction: str, seed: int = 0) -> 
 
 
 def sim(profile: str, items: Sequence[dict], name: str | None = None) -> SimulatedLVLM:
-    return make_backend(
-        {"backend": "sim", "name": name or profile, "profile": profile}, items=items
-    )
+    return make_backend({"backend": "sim", "name": name or profile, "preset": profile}, items=items)
 
 
 class CountingBackend:
@@ -557,7 +555,7 @@ def test_instruction_styles_follow_table_3():
 def test_oracle_and_yesno_answers():
     items = synthetic_items(30)
     exact = make_backend(
-        {"backend": "sim", "name": "oracle", "profile": "sim-precise",
+        {"backend": "sim", "name": "oracle", "preset": "sim-precise",
          "overrides": {"oracle_error_rate": 0.0, "yes_bias": 1.0, "yesno_miss_rate": 0.0}},
         items=items,
     )  # fmt: skip
@@ -609,7 +607,7 @@ def test_identity_changes_with_profile_and_annotations():
     assert base["name"] == "sim-verbose" and base["revision"].startswith("sim")
     assert sim("sim-verbose", items).identity == base
     changed = make_backend(
-        {"backend": "sim", "profile": "sim-verbose", "overrides": {"hallucination_rate": 0.5}},
+        {"backend": "sim", "preset": "sim-verbose", "overrides": {"hallucination_rate": 0.5}},
         items=items, model_name="sim-verbose",
     )  # fmt: skip
     assert changed.identity["revision"] != base["revision"]
@@ -627,19 +625,19 @@ def test_unknown_backend_names_the_valid_ones():
     ):
         make_backend({"backend": "nonesuch"})
     with pytest.raises(ValueError, match="valid backends"):
-        make_backend({"profile": "sim-precise"})
+        make_backend({"preset": "sim-precise"})
 
 
 def test_unknown_profile_or_field_errors():
     items = synthetic_items(2)
-    with pytest.raises(ValueError, match=r"unknown sim profile 'sim-bogus'.*sim-precise"):
-        make_backend({"backend": "sim", "profile": "sim-bogus"}, items=items)
+    with pytest.raises(ValueError, match=r"unknown sim preset 'sim-bogus'.*sim-precise"):
+        make_backend({"backend": "sim", "preset": "sim-bogus"}, items=items)
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['halucination_rate'\]"):
         resolve_preset("sim-precise", {"halucination_rate": 0.2})
     with pytest.raises(ValueError, match="omission_rate must be a number in"):
         resolve_preset("sim-precise", {"omission_rate": 1.5})
     with pytest.raises(ValueError, match="needs the dataset items"):
-        make_backend({"backend": "sim", "profile": "sim-precise"})
+        make_backend({"backend": "sim", "preset": "sim-precise"})
     # every field can be overridden, including the style weights
     profile = resolve_preset("sim-precise", {"style_weights": {"ood": 1.0}, "max_objects": 9})
     assert profile["style_weights"] == {"frequent": 0.0, "cooccur": 0.0, "ood": 1.0}

@@ -211,7 +211,7 @@ def test_sim_members_error_rates_show_in_accuracy(tmp_path: Path) -> None:
     rates = {"sim-a": 0.0, "sim-b": 0.2, "sim-c": 0.2, "sim-d": 0.2}
     members = {
         name: make_backend(
-            {"backend": "sim", "profile": "sim-precise", "overrides": {"oracle_error_rate": rate}},
+            {"backend": "sim", "preset": "sim-precise", "overrides": {"oracle_error_rate": rate}},
             items=items,
             model_name=name,
         )

@@ -112,7 +112,7 @@ def test_openai_endpoint_as_the_extraction_llm(tmp_path: Path, llama_server) -> 
     overlay["data"] = DEMO_DATA
     overlay["models"] = {
         "my-llm": served,
-        "sim-precise": {"backend": "sim", "profile": "sim-precise"},
+        "sim-precise": {"backend": "sim", "preset": "sim-precise"},
     }
     overlay["generate"] = {"models": ["sim-precise"], "instructions": ["i01"]}
     overlay["pope"] = {"enabled": False}

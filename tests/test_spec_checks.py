@@ -13,11 +13,18 @@ from halluscope.models import base
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_sim_backend_checks_its_profile() -> None:
-    with pytest.raises(ValueError, match=r"models\.m\.profile: unknown sim profile 'sim-precize'"):
-        base.check_spec({"backend": "sim", "profile": "sim-precize"}, "m")
-    base.check_spec({"backend": "sim", "profile": "sim-precise"}, "m")
+def test_the_sim_backend_checks_its_preset() -> None:
+    with pytest.raises(ValueError, match=r"models\.m\.preset: unknown sim preset 'sim-precize'"):
+        base.check_spec({"backend": "sim", "preset": "sim-precize"}, "m")
+    base.check_spec({"backend": "sim", "preset": "sim-precise"}, "m")
     base.check_spec({"backend": "hf", "model": "anything"}, "m")  # no check registered: accepted
+
+
+def test_a_sim_spec_with_the_runs_key_profile_is_refused() -> None:
+    """``profile`` names the run; a sim spec that gives it (the key before ``preset``) fails
+    at validation, naming the key to write instead, rather than being read as a preset."""
+    with pytest.raises(ValueError, match=r"models\.m\.profile: a sim spec names its preset with "):
+        base.check_spec({"backend": "sim", "profile": "sim-precise"}, "m")
 
 
 def test_validation_asks_each_models_backend(monkeypatch) -> None:

@@ -81,7 +81,7 @@ def main() -> None:
     t0 = time.perf_counter()
     for m, profile in enumerate(PROFILES[: args.models]):
         backend = make_backend(
-            {"backend": "sim", "profile": profile}, items=items, model_name=f"bench-{m}"
+            {"backend": "sim", "preset": profile}, items=items, model_name=f"bench-{m}"
         )
         for inst_id, inst in enumerate(INSTRUCTIONS):
             reqs = [

@@ -246,7 +246,7 @@ def _check_references(config: Mapping[str, Any], source: str) -> None:
 
 def _check_model_specs(config: Mapping[str, Any], source: str) -> None:
     """Each ``models:`` spec checked by its own backend (:func:`halluscope.models.base.
-    check_spec`), so a typo such as ``profile: sim-precize`` fails before any job runs."""
+    check_spec`), so a typo such as ``preset: sim-precize`` fails before any job runs."""
     from halluscope.models.base import check_spec
 
     for model_id, spec in config["models"].items():

@@ -218,7 +218,7 @@ def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
 
 SpecCheck = Callable[[Mapping[str, Any], str], None]
 """``check(spec, model_id)``: raise ``ValueError`` (starting with the dotted key at fault, e.g.
-``models.<id>.profile: ...``) for a spec this backend would refuse when built."""
+``models.<id>.preset: ...``) for a spec this backend would refuse when built."""
 
 _SPEC_CHECKS: dict[str, SpecCheck] = {}
 

@@ -7,7 +7,7 @@ already has, and lets tests and CI run with ``mode="replay"`` and no model or ne
 Key = sha256 of the canonical JSON (sorted keys, compact separators) of
 
 - ``identity``: the backend identity (model name + revision/snapshot, or what else decides
-  the backend's answers, e.g. a simulated model's profile),
+  the backend's answers, e.g. a simulated model's preset),
 - ``task`` and the full ``messages``,
 - ``image``: ``{"sha256": ...}`` of the image *content* (computed from ``image_path`` when the
   request has no hash); never raw bytes or paths. Only when a request has no image file at all

@@ -38,7 +38,7 @@ MODEL_PALETTE: tuple[str, ...] = (
 )
 
 #: Model ids with a reserved palette slot (index into :data:`MODEL_PALETTE`): the simulated
-#: LVLMs (the profiles of ``halluscope.models.sim``) and the five LVLMs of the CAOS paper (ids of
+#: LVLMs (the presets of ``halluscope.models.sim``) and the five LVLMs of the CAOS paper (ids of
 #: the ``pope-captions`` and ``paper`` profiles; two spellings of one model share its colour).
 #: Append new ids at the end; never reorder, or every figure changes colours.
 KNOWN_MODEL_COLORS: dict[str, int] = {

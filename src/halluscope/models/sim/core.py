@@ -111,12 +111,14 @@ class SimulatedLVLM:
         items: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.name = name
-        self.preset = validate_preset(preset, f"sim profile of model {name!r}")
+        self.preset = validate_preset(preset, f"sim preset of model {name!r}")
         self.items = None if items is None else {str(k): dict(v) for k, v in items.items()}
         self.frequency = frequency_order()
         content: dict[str, Any] = {
             "version": SIM_VERSION,
-            "profile": self.preset,  # the key the revisions of every cached answer hash
+            # "profile": the preset's key since the first cached answers; every revision hashes
+            # it, so renaming it would orphan every cache
+            "profile": self.preset,
             "frequency": list(self.frequency),
             "cooccurrence": COOCCURRENCE,
             "ood": list(OOD_POOL),
@@ -133,7 +135,7 @@ class SimulatedLVLM:
 
     @property
     def identity(self) -> dict:
-        """Name plus a revision that changes with the profile, the tables (and the items given)."""
+        """Name plus a revision that changes with the preset, the tables (and the items given)."""
         return dict(self._identity)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
@@ -179,7 +181,7 @@ class SimulatedLVLM:
         others: list[str],
         rng: random.Random,
     ) -> tuple[str, str] | None:
-        """:func:`~halluscope.models.sim.pools.pick_hallucination` with this model's profile."""
+        """:func:`~halluscope.models.sim.pools.pick_hallucination` with this model's preset."""
         return pick_hallucination(
             kind,
             gt,
@@ -256,23 +258,28 @@ def sim_items(
 
 @register_spec_check("sim")
 def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
-    """A ``models:`` spec names a built-in profile (or gives a valid dict one). The profile
+    """A ``models:`` spec names a built-in preset (or gives a valid dict one). The preset
     defaults to the spec's ``name``, then the model id, as in :func:`from_spec`."""
     import difflib
 
     from halluscope.models.sim.presets import PRESETS
 
-    profile = spec.get("profile", spec.get("name") or model_id)
-    if isinstance(profile, str) and profile not in PRESETS:
-        implicit = "" if "profile" in spec else " (no 'profile' given: the model name is used)"
-        close = difflib.get_close_matches(profile, list(PRESETS), n=1)
+    if "profile" in spec:
+        raise ValueError(
+            f"models.{model_id}.profile: a sim spec names its preset with 'preset:' ('profile' "
+            "is the run's name, the top-level key)"
+        )
+    preset = spec.get("preset", spec.get("name") or model_id)
+    if isinstance(preset, str) and preset not in PRESETS:
+        implicit = "" if "preset" in spec else " (no 'preset' given: the model name is used)"
+        close = difflib.get_close_matches(preset, list(PRESETS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ValueError(
-            f"models.{model_id}.profile: unknown sim profile '{profile}'{implicit}; valid sim "
-            f"profiles: {', '.join(sorted(PRESETS))}{hint}"
+            f"models.{model_id}.preset: unknown sim preset '{preset}'{implicit}; valid sim "
+            f"presets: {', '.join(sorted(PRESETS))}{hint}"
         )
     try:
-        resolve_preset(profile, spec.get("overrides"))
+        resolve_preset(preset, spec.get("overrides"))
     except ValueError as err:
         raise ValueError(f"models.{model_id}: {err}") from None
 
@@ -285,22 +292,22 @@ def from_spec(
     answer_keys: bool = False,
     **_: Any,
 ) -> SimulatedLVLM:
-    """``{"backend": "sim", "name": ..., "profile": <built-in name or dict>, "overrides": {...}}``.
+    """``{"backend": "sim", "name": ..., "preset": <built-in name or dict>, "overrides": {...}}``.
 
     The model name is ``spec["name"]``, else the ``model_name`` context (the ``params.yaml`` model
-    id), else the profile name; ``profile`` defaults to the name, so
-    ``{"backend": "sim", "profile": "sim-precise"}`` is enough. The sim answers from annotations:
+    id), else the preset name; ``preset`` defaults to the name, so
+    ``{"backend": "sim", "preset": "sim-precise"}`` is enough. The sim answers from annotations:
     the caller says its requests carry answer keys (``answer_keys=True``, what the stages do) or
     gives the annotated ``items``; with neither, building fails at once (e.g. a sim configured as
     the LLM of an extraction stage, whose requests have no answer key).
     """
-    name = spec.get("name") or model_name or spec.get("profile")
+    name = spec.get("name") or model_name or spec.get("preset")
     if not isinstance(name, str):
-        raise ValueError(f"sim model spec needs a 'name' (or a profile name): {dict(spec)!r}")
-    profile = resolve_preset(spec.get("profile", name), spec.get("overrides"))
+        raise ValueError(f"sim model spec needs a 'name' (or a preset name): {dict(spec)!r}")
+    preset = resolve_preset(spec.get("preset", name), spec.get("overrides"))
     if items is None and not answer_keys:
         raise ValueError(
             "the sim backend needs the dataset items (make_backend(spec, items=...)) or requests "
             "that carry their answer keys (make_backend(spec, answer_keys=True))"
         )
-    return SimulatedLVLM(name, profile, None if items is None else sim_items(items))
+    return SimulatedLVLM(name, preset, None if items is None else sim_items(items))

@@ -2,8 +2,7 @@
 
 A preset is a complete mapping of :data:`PRESET_FIELDS` (the fields of :data:`PRESET_DEFAULTS`
 may be left out); the built-in ones are :data:`PRESETS`. A sim spec in ``params.yaml`` names one
-with its ``profile:`` key (``profile: sim-precise``; the key keeps its name, the word is
-*preset* everywhere else, docs/architecture.md's glossary) and may replace whole fields
+with its ``preset:`` key (``preset: sim-precise``) and may replace whole fields
 (``overrides:``).
 """
 
@@ -115,7 +114,7 @@ def _check_rate(name: str, value: Any, where: str) -> None:
         raise ValueError(f"{where}: {name} must be a number in [0, 1], got {value!r}")
 
 
-def validate_preset(preset: Mapping[str, Any], where: str = "sim profile") -> dict[str, Any]:
+def validate_preset(preset: Mapping[str, Any], where: str = "sim preset") -> dict[str, Any]:
     """Check a complete preset (every field of :data:`PRESET_FIELDS`, nothing else; the fields
     of :data:`PRESET_DEFAULTS` may be left out)."""
     preset = {**PRESET_DEFAULTS, **dict(preset)}
@@ -160,16 +159,16 @@ def resolve_preset(
     if isinstance(preset, str):
         if preset not in PRESETS:
             raise ValueError(
-                f"unknown sim profile {preset!r}; valid profiles: {', '.join(sorted(PRESETS))}"
+                f"unknown sim preset {preset!r}; valid presets: {', '.join(sorted(PRESETS))}"
             )
         base = copy.deepcopy(PRESETS[preset])
-        where = f"sim profile {preset!r}"
+        where = f"sim preset {preset!r}"
     elif isinstance(preset, Mapping):
         base = copy.deepcopy(dict(preset))
-        where = "sim profile"
+        where = "sim preset"
     else:
         raise ValueError(
-            f"sim profile must be a name ({', '.join(sorted(PRESETS))}) or a dict, got {preset!r}"
+            f"sim preset must be a name ({', '.join(sorted(PRESETS))}) or a dict, got {preset!r}"
         )
     base.update(copy.deepcopy(dict(overrides or {})))
     return validate_preset(base, where)

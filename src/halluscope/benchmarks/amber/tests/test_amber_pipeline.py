@@ -81,7 +81,7 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     # a model that mentions every object and hallucinates at every slot
     spec = {
         "backend": "sim",
-        "profile": "sim-verbose",
+        "preset": "sim-verbose",
         "overrides": {"omission_rate": 0.0, "hallucination_rate": 1.0, "max_objects": 2},
     }
     generation = {"seed": 0, "max_new_tokens": 64, "temperature": 0.0}
