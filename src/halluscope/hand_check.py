@@ -1,5 +1,5 @@
-"""What every hand-check command shares: its help epilog, input checks, one-line summary and
-warnings on stderr, and its JSON result.
+"""What every hand-check command shares: its parser and help epilog, input checks, one-line
+summary and warnings on stderr, and its JSON result.
 
 The hand-check commands are ``halluscope.commands.*`` and each benchmark's ``check.py``.
 Pipeline stages need none of this: their command line is their function's signature
@@ -9,7 +9,7 @@ Pipeline stages need none of this: their command line is their function's signat
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,40 @@ from halluscope.io import InputError
 def help_epilog(formats: Sequence[str], example: Sequence[str]) -> str:
     """A hand-check command's ``--help`` epilog: its input formats (one line each), an example."""
     return "\n".join(("input formats (one line each):", *formats, "", "example:", *example))
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], None],
+    *,
+    help_text: str,
+    description: str,
+    formats: Sequence[str],
+    example: Sequence[str],
+    inputs: Mapping[str, str] | None = None,
+    optional_inputs: Sequence[str] = (),
+) -> argparse.ArgumentParser:
+    """Add hand-check command ``name``, run by ``run``; return its parser for its other flags.
+
+    Why one helper: every hand-check command has the same ``--help`` layout (``help_text`` in
+    ``halluscope --help``, ``description``, then the unwrapped :func:`help_epilog`), and names
+    each input file once. ``inputs`` (``{flag: help}``) are its required input files, added
+    first as ``type=Path`` flags; ``optional_inputs`` are the input-file flags the caller adds.
+    Both are checked before ``run`` (:func:`check_input_files`).
+    """
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
+        description=description,
+        epilog=help_epilog(formats, example),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    inputs = inputs or {}
+    for flag, text in inputs.items():
+        parser.add_argument(flag, type=Path, required=True, help=text)
+    parser.set_defaults(func=run, input_flags=(*inputs, *optional_inputs))
+    return parser
 
 
 def check_input_files(args: argparse.Namespace) -> None:

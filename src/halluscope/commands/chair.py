@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from halluscope.hand_check import add_command
 from halluscope.io import InputError
 
 FORMATS = (
@@ -26,39 +27,26 @@ FORMATS = (
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
-EPILOG = "\n".join(
-    (
-        "input formats (one line each):",
-        *FORMATS,
-        "",
-        "example:",
-        "  halluscope chair --captions results/responses/demo/sim-precise/i01.jsonl \\",
-        "      --gt chair_gt.json --variant pattern --out chair.json",
-    )
-)
-
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser(
+    parser = add_command(
+        sub,
         "chair",
-        help="CHAIR_S / CHAIR_I of captions against GT objects",
+        run,
+        help_text="CHAIR_S / CHAIR_I of captions against GT objects",
         description="CHAIR_S (share of captions with a hallucinated MSCOCO object) and CHAIR_I "
         "(share of hallucinated object mentions) of captions against per-image ground truth, "
         "with the pipeline's CHAIR-style object parser.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--captions",
-        type=Path,
-        required=True,
-        help="JSONL or concatenated JSON objects with image_id and caption/text",
-    )
-    parser.add_argument(
-        "--gt",
-        type=Path,
-        required=True,
-        help='{"imid_to_objects": {...}} or a plain {image_id: [objects]} file',
+        formats=FORMATS,
+        example=(
+            "  halluscope chair --captions results/responses/demo/sim-precise/i01.jsonl \\",
+            "      --gt chair_gt.json --variant pattern --out chair.json",
+        ),
+        inputs={
+            "--captions": "JSONL or concatenated JSON objects with image_id and caption/text",
+            "--gt": '{"imid_to_objects": {...}} or a plain {image_id: [objects]} file',
+        },
+        optional_inputs=("--synonyms",),
     )
     parser.add_argument(
         "--synonyms",
@@ -68,7 +56,6 @@ def add_parser(sub) -> None:
     )
     parser.add_argument("--variant", choices=("pattern", "lemmatizer"), default="pattern")
     parser.add_argument("--out", type=Path, required=True)
-    parser.set_defaults(func=run, input_flags=("--captions", "--gt", "--synonyms"))
 
 
 def read_captions(path: Path) -> list[tuple[str, str]]:

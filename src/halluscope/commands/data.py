@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from halluscope.hand_check import help_epilog, report, warn
+from halluscope.hand_check import add_command, report, warn
 from halluscope.io import InputError
 
 FETCH_FORMATS = (
@@ -38,16 +38,18 @@ COCO_GT_FORMATS = (
 
 
 def add_parser(sub) -> None:
-    fetch = sub.add_parser(
+    fetch = add_command(
+        sub,
         "fetch",
-        help="verified local path of raw input files (mirror, cache or download)",
+        run_fetch,
+        help_text="verified local path of raw input files (mirror, cache or download)",
         description=(
             "Resolve registered raw inputs: the local mirror (default ../shared/data), else the "
             "download cache, else a resumable, checksum-verified download. Prints one path per "
             "file. FILE is a path relative to the mirror (see --list) or 'all'."
         ),
-        epilog=help_epilog(FETCH_FORMATS, ("  halluscope fetch --no-download chair/synonyms.txt",)),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formats=FETCH_FORMATS,
+        example=("  halluscope fetch --no-download chair/synonyms.txt",),
     )
     fetch.add_argument("files", metavar="FILE", nargs="*", help="relative path, or 'all'")
     fetch.add_argument("--mirror", type=Path, default=None, help="mirror folder (same layout)")
@@ -62,21 +64,20 @@ def add_parser(sub) -> None:
     )
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.add_argument("--list", action="store_true", help="list the registered files and exit")
-    fetch.set_defaults(func=run_fetch)
 
-    gt = sub.add_parser(
+    gt = add_command(
+        sub,
         "coco-gt",
-        help="CHAIR ground truth per MSCOCO image (instances united with caption objects)",
+        run_coco_gt,
+        help_text="CHAIR ground truth per MSCOCO image (instances united with caption objects)",
         description="CHAIR ground truth per MSCOCO image: the instance categories united with "
         "the objects parsed from the human captions, mapped to the 80 class names.",
-        epilog=help_epilog(
-            COCO_GT_FORMATS,
-            (
-                "  halluscope coco-gt --zip annotations_trainval2014.zip --variant pattern "
-                "--out chair_gt.json",
-            ),
+        formats=COCO_GT_FORMATS,
+        example=(
+            "  halluscope coco-gt --zip annotations_trainval2014.zip --variant pattern "
+            "--out chair_gt.json",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        optional_inputs=("--instances", "--captions", "--zip", "--synonyms"),
     )
     gt.add_argument(
         "--instances", type=Path, nargs="+", action="extend", default=[], help="instances_*.json"
@@ -95,9 +96,6 @@ def add_parser(sub) -> None:
         "--synonyms", type=Path, default=None, help="CHAIR synonyms.txt (default: builtin table)"
     )
     gt.add_argument("--out", type=Path, required=True)
-    gt.set_defaults(
-        func=run_coco_gt, input_flags=("--instances", "--captions", "--zip", "--synonyms")
-    )
 
 
 def run_fetch(args: argparse.Namespace) -> None:

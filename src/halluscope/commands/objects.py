@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from halluscope.hand_check import help_epilog
+from halluscope.hand_check import add_command
 from halluscope.io import InputError
 
 FORMATS = (
@@ -35,23 +35,23 @@ FORMATS = (
 
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser(
+    parser = add_command(
+        sub,
         "objects",
-        help="the in-domain and out-of-domain objects the pipeline extracts from captions",
+        run,
+        help_text="the in-domain and out-of-domain objects the pipeline extracts from captions",
         description="Per caption, the objects of the pipeline's rule+lexicon extraction: MSCOCO "
         "mentions (in-domain) and out-of-domain lexicon nouns kept by the noun check, with "
         "surface form, token position, character span and source, and the lexicon matches the "
         "noun check dropped (with the reason).",
-        epilog=help_epilog(
-            FORMATS,
-            (
-                "  halluscope objects --captions results/responses/demo/sim-precise/i01.jsonl \\",
-                "      --gt chair_gt.json --out objects.json",
-            ),
+        formats=FORMATS,
+        example=(
+            "  halluscope objects --captions results/responses/demo/sim-precise/i01.jsonl \\",
+            "      --gt chair_gt.json --out objects.json",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        inputs={"--captions": "captions with image_id"},
+        optional_inputs=("--gt", "--synonyms"),
     )
-    parser.add_argument("--captions", type=Path, required=True, help="captions with image_id")
     parser.add_argument("--gt", type=Path, default=None, help="ground-truth objects per image")
     parser.add_argument(
         "--synonyms", type=Path, default=None, help="CHAIR synonyms.txt (default: builtin)"
@@ -59,7 +59,6 @@ def add_parser(sub) -> None:
     parser.add_argument("--variant", choices=("pattern", "lemmatizer"), default="pattern")
     parser.add_argument("--lexicon", default="builtin", help="builtin or a noun-per-line file")
     parser.add_argument("--out", type=Path, required=True)
-    parser.set_defaults(func=run, input_flags=("--captions", "--gt", "--synonyms"))
 
 
 def read_captions(path: Path) -> list[tuple[str, str, int]]:

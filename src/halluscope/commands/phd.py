@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from halluscope.hand_check import add_command
 from halluscope.io import InputError
 
 _EXPECTED = (
@@ -28,30 +29,24 @@ FORMATS = (
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
-EPILOG = "\n".join(
-    (
-        "input formats (one line each):",
-        *FORMATS,
-        "",
-        "example:",
-        "  halluscope phd --responses results/phd/demo/sim-precise/answers.jsonl --out phd.json",
-    )
-)
-
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "phd",
-        help="PhD Index (per mode x task) from answers",
+        run,
+        help_text="PhD Index (per mode x task) from answers",
         description="PhD Index (harmonic mean of the yes and no recalls) of yes/no answers, "
         "overall, per mode, per task and per mode x task; answers are parsed as the pipeline "
         "parses them.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formats=FORMATS,
+        example=(
+            "  halluscope phd --responses results/phd/demo/sim-precise/answers.jsonl "
+            "--out phd.json",
+        ),
+        inputs={"--responses": "answers JSONL"},
     )
-    parser.add_argument("--responses", type=Path, required=True, help="answers JSONL")
     parser.add_argument("--out", type=Path, required=True, help="output JSON")
-    parser.set_defaults(func=run, input_flags=("--responses",))
 
 
 def read_answers(path: Path) -> list[Any]:

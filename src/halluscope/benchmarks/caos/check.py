@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from halluscope.hand_check import add_command
 from halluscope.io import InputError
 
 DESCRIPTION = """\
@@ -42,32 +43,26 @@ FORMATS = (
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
-EPILOG = "\n".join(
-    (
-        "input formats (one line each):",
-        *FORMATS,
-        "",
-        "example:",
-        "  halluscope caos --objects captions.jsonl --vectors vectors.txt \\",
-        '      --frequent "person,dining table,car,chair" --k 3 --out caos.json',
-    )
-)
-
 _OBJECT_FORMAT = '{"name": str, "in_domain": bool, "present": true|false|null}'
 
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser(
+    parser = add_command(
+        sub,
         "caos",
-        help="CAOS for hand-made object lists (JSONL) and a word2vec text file",
+        run,
+        help_text="CAOS for hand-made object lists (JSONL) and a word2vec text file",
         description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formats=FORMATS,
+        example=(
+            "  halluscope caos --objects captions.jsonl --vectors vectors.txt \\",
+            '      --frequent "person,dining table,car,chair" --k 3 --out caos.json',
+        ),
+        inputs={
+            "--objects": "captions with their objects (JSONL)",
+            "--vectors": "word2vec vector file",
+        },
     )
-    parser.add_argument(
-        "--objects", type=Path, required=True, help="captions with their objects (JSONL)"
-    )
-    parser.add_argument("--vectors", type=Path, required=True, help="word2vec vector file")
     parser.add_argument(
         "--frequent", required=True, help="comma-separated names, most frequent first"
     )
@@ -79,7 +74,6 @@ def add_parser(sub) -> None:
         help="keep only the first K_MAX frequent names (default: all of them)",
     )
     parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.set_defaults(func=run, input_flags=("--objects", "--vectors"))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from halluscope.hand_check import help_epilog
+from halluscope.hand_check import add_command
 from halluscope.io import InputError, iter_jsonl_numbered
 
 NOPE_FORMATS = (
@@ -36,21 +36,20 @@ LEXDIV_FORMATS = (
 
 def add_parser(subparsers: Any) -> None:
     """Add the ``nope`` and ``lexdiv`` subcommands."""
-    nope = subparsers.add_parser(
+    nope = add_command(
+        subparsers,
         "nope",
-        help="NOPE scores (exact match, METEOR, NegP accuracy) of a JSONL of answers",
+        run,
+        help_text="NOPE scores (exact match, METEOR, NegP accuracy) of a JSONL of answers",
         description="Score VQA answers the NOPE way: accuracy (exact match after "
         "normalisation), METEOR 1.5 (needs Java; --no-meteor skips it) and NegP accuracy.",
-        epilog=help_epilog(
-            NOPE_FORMATS,
-            (
-                "  halluscope nope --answers results/nope/demo/sim-precise/answers.jsonl "
-                "--out nope.json --no-meteor",
-            ),
+        formats=NOPE_FORMATS,
+        example=(
+            "  halluscope nope --answers results/nope/demo/sim-precise/answers.jsonl "
+            "--out nope.json --no-meteor",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        inputs={"--answers": "JSONL of answer records"},
     )
-    nope.add_argument("--answers", type=Path, required=True, help="JSONL of answer records")
     nope.add_argument("--out", type=Path, required=True, help="output JSON")
     nope.add_argument("--no-meteor", action="store_true", help="skip METEOR (no Java needed)")
     nope.add_argument(
@@ -61,23 +60,21 @@ def add_parser(subparsers: Any) -> None:
     nope.add_argument(
         "--no-per-answer", action="store_true", help="leave the per-answer rows out of the output"
     )
-    nope.set_defaults(func=run, input_flags=("--answers",))
 
-    lexdiv = subparsers.add_parser(
+    lexdiv = add_command(
+        subparsers,
         "lexdiv",
-        help="MATTR, MTLD and HD-D of a set of questions (NOPE §4.1)",
+        run_lexdiv,
+        help_text="MATTR, MTLD and HD-D of a set of questions (NOPE §4.1)",
         description="Lexical diversity of the questions of a JSONL file (or a .txt file with "
         "one question per line), concatenated in file order.",
-        epilog=help_epilog(
-            LEXDIV_FORMATS,
-            (
-                "  halluscope lexdiv --questions results/nope/demo/questions.jsonl "
-                "--group-by relevance --out lexdiv.json",
-            ),
+        formats=LEXDIV_FORMATS,
+        example=(
+            "  halluscope lexdiv --questions results/nope/demo/questions.jsonl "
+            "--group-by relevance --out lexdiv.json",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        inputs={"--questions": "JSONL (or .txt) input"},
     )
-    lexdiv.add_argument("--questions", type=Path, required=True, help="JSONL (or .txt) input")
     lexdiv.add_argument("--out", type=Path, required=True, help="output JSON")
     lexdiv.add_argument("--field", default="question", help="the question text field")
     lexdiv.add_argument(
@@ -95,7 +92,6 @@ def add_parser(subparsers: Any) -> None:
     lexdiv.add_argument("--window", type=int, default=50, help="MATTR window")
     lexdiv.add_argument("--threshold", type=float, default=0.72, help="MTLD factor threshold")
     lexdiv.add_argument("--sample-size", type=int, default=42, help="HD-D sample size")
-    lexdiv.set_defaults(func=run_lexdiv, input_flags=("--questions",))
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:

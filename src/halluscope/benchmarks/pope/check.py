@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.hand_check import help_epilog
+from halluscope.hand_check import add_command
 
 __all__ = ["add_parser", "align_answers", "check_unique_ids", "load_gt", "run", "run_build"]
 
@@ -42,55 +42,45 @@ BUILD_FORMATS = (
 
 def add_parser(subparsers: Any) -> None:
     """Register ``pope`` and ``pope-build``."""
-    import argparse
-
     from halluscope.benchmarks.pope.metric import PARSERS, SETTINGS
 
-    score = subparsers.add_parser(
+    score = add_command(
+        subparsers,
         "pope",
-        help="POPE scores of yes/no answers",
+        run,
+        help_text="POPE scores of yes/no answers",
         description="POPE accuracy, precision, recall, F1 and yes ratio of yes/no answers, "
         "parsed by --parser (original: the released POPE evaluation).",
-        epilog=help_epilog(
-            POPE_FORMATS,
-            (
-                "  halluscope pope --questions results/pope/demo/questions/adversarial.jsonl \\",
-                "      --answers results/pope/demo/sim-precise/adversarial.answers.jsonl "
-                "--parser original --out pope.json",
-            ),
+        formats=POPE_FORMATS,
+        example=(
+            "  halluscope pope --questions results/pope/demo/questions/adversarial.jsonl \\",
+            "      --answers results/pope/demo/sim-precise/adversarial.answers.jsonl "
+            "--parser original --out pope.json",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    score.add_argument("--questions", type=Path, required=True, help="POPE question JSONL")
-    score.add_argument(
-        "--answers",
-        type=Path,
-        required=True,
-        help="JSONL of {question_id, text} or a JSON list of {question, answer} aligned 1:1",
+        inputs={
+            "--questions": "POPE question JSONL",
+            "--answers": "JSONL of {question_id, text} or a JSON list of {question, answer} "
+            "aligned 1:1",
+        },
     )
     score.add_argument("--parser", choices=list(PARSERS), default="original")
     score.add_argument("--out", type=Path, required=True, help="scores JSON")
-    score.set_defaults(func=run, input_flags=("--questions", "--answers"))
 
-    build = subparsers.add_parser(
+    build = add_command(
+        subparsers,
         "pope-build",
-        help="POPE questions from per-image GT objects",
+        run_build,
+        help_text="POPE questions from per-image GT objects",
         description="POPE questions (random, popular or adversarial negatives) from the ground-"
         "truth objects of each image, seeded.",
-        epilog=help_epilog(
-            BUILD_FORMATS,
-            (
-                "  halluscope pope-build --gt results/data/demo/items.jsonl --setting adversarial "
-                "--seed 0 --n 1 --out questions.jsonl",
-            ),
+        formats=BUILD_FORMATS,
+        example=(
+            "  halluscope pope-build --gt results/data/demo/items.jsonl --setting adversarial "
+            "--seed 0 --n 1 --out questions.jsonl",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    build.add_argument(
-        "--gt",
-        type=Path,
-        required=True,
-        help="JSON {image: [objects]} (or CHAIR's {imid_to_objects: ...}) or items JSONL",
+        inputs={
+            "--gt": "JSON {image: [objects]} (or CHAIR's {imid_to_objects: ...}) or items JSONL"
+        },
     )
     build.add_argument("--setting", choices=list(SETTINGS), required=True)
     build.add_argument("--seed", type=int, default=0)
@@ -108,7 +98,6 @@ def add_parser(subparsers: Any) -> None:
     )
     build.add_argument("--typo", action="store_true", help="reproduce POPE's 'imange' typo")
     build.add_argument("--out", type=Path, required=True, help="question JSONL")
-    build.set_defaults(func=run_build, input_flags=("--gt",))
 
 
 # ------------------------------------------------------------------------------------ scoring

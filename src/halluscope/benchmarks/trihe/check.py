@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from halluscope.hand_check import add_command
 from halluscope.io import InputError
 
 FORMATS = (
@@ -32,28 +33,22 @@ FORMATS = (
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
-EPILOG = "\n".join(
-    (
-        "input formats (one line each):",
-        *FORMATS,
-        "",
-        "example:",
-        "  halluscope trihe --judgments results/trihe/demo/sim-precise/judgments.jsonl \\",
-        "      --judge slots --out trihe.json",
-    )
-)
-
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "trihe",
-        help="Tri-HE Hallu_Q / Hallu_I (overall, object, relation) from judgements",
+        run,
+        help_text="Tri-HE Hallu_Q / Hallu_I (overall, object, relation) from judgements",
         description="Tri-HE hallucination rates of judged triplets: Hallu_Q (per question) and "
         "Hallu_I (per image), overall and split into object and relation hallucination.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formats=FORMATS,
+        example=(
+            "  halluscope trihe --judgments results/trihe/demo/sim-precise/judgments.jsonl \\",
+            "      --judge slots --out trihe.json",
+        ),
+        inputs={"--judgments": "judgements JSONL"},
     )
-    parser.add_argument("--judgments", type=Path, required=True, help="judgements JSONL")
     parser.add_argument(
         "--judge",
         default=None,
@@ -67,7 +62,6 @@ def add_parser(subparsers: Any) -> None:
         default="relation",
         help="what a 'no' without attribution counts as (released code: relation)",
     )
-    parser.set_defaults(func=run, input_flags=("--judgments",))
 
 
 _EXPECTED = (
