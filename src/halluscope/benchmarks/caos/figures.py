@@ -24,7 +24,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from halluscope.benchmarks.caos.figure_data import figure_data_csv, write_figure_data  # noqa: E402, F401
-from halluscope.benchmarks.caos.tables import summary_rows, summary_value  # noqa: E402
+from halluscope.benchmarks.caos.tables import CAOS_METRIC, summary_rows, summary_value  # noqa: E402
 from halluscope.report import (  # noqa: E402
     POOLED_INSTRUCTIONS,
     caption_then_mean,
@@ -34,13 +34,9 @@ from halluscope.report import (  # noqa: E402
 )
 from halluscope.report.style import savefig, style_context  # noqa: E402
 
+#: Axis and title names of the CAOS columns (``CAOS$_{T/X}$``; ``avg`` in plain mathtext).
 _CAOS_MATH: dict[str, str] = {
-    "CAOS_T": r"CAOS$_{T}$",
-    "CAOS_X": r"CAOS$_{X}$",
-    "CAOS_K": r"CAOS$_{K}$",
-    "CAOS_TX": r"CAOS$_{T/X}$",
-    "CAOS_XK": r"CAOS$_{X/K}$",
-    "CAOS_avg": r"CAOS$_{avg}$",
+    column: f"CAOS$_{{{metric.removeprefix('CAOS_')}}}$" for column, metric in CAOS_METRIC.items()
 }
 
 
@@ -98,32 +94,14 @@ def _radar_axes(
         axes_spec.append(("POPE-F1", "POPE_F1", "POPE_F1", None, 1.0, 0.0))
     for embedder in embedders:
         name = embedder_label(embedder)
-        axes_spec += [
-            (
-                f"{_CAOS_MATH['CAOS_TX']}\n({name})",
-                f"CAOS_TX ({name})",
-                "CAOS_TX",
-                embedder,
-                1.0,
-                0.0,
-            ),
-            (
-                f"{_CAOS_MATH['CAOS_XK']}\n({name})",
-                f"CAOS_XK ({name})",
-                "CAOS_XK",
-                embedder,
-                1.0,
-                0.0,
-            ),
-            (
-                f"2 × {_CAOS_MATH['CAOS_avg']}\n({name})",
-                f"2 x CAOS_avg ({name})",
-                "CAOS_avg",
-                embedder,
-                2.0,
-                0.0,
-            ),
-        ]
+        # the paper doubles CAOS_avg so that its axis spans about as much as the others
+        for column, tick, plain, scale in (
+            ("CAOS_TX", "", "", 1.0),
+            ("CAOS_XK", "", "", 1.0),
+            ("CAOS_avg", "2 × ", "2 x ", 2.0),
+        ):
+            label = f"{tick}{_CAOS_MATH[column]}\n({name})"
+            axes_spec.append((label, f"{plain}{column} ({name})", column, embedder, scale, 0.0))
     return axes_spec
 
 

@@ -183,10 +183,9 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
         table1_records,
         table2_latex,
         table2_records,
-        with_k_setting,
+        write_table,
     )
     from halluscope.report import is_simulated
-    from halluscope.report.latex import twin_csv
 
     summary = _read(summary)
     models = list(settings.models)
@@ -200,44 +199,24 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
     records1 = table1_records(
         summary, models, embedders, pub1, precision_recall=how, chair_counts=counts
     )
-    atomic_write_text(
-        out / "caos_table1.tex",
-        table1_latex(
-            summary, models, embedders, settings.decimals, sim, pub1, k=settings.k,
-            precision_recall=how, chair_counts=counts, records=records1,
-            label=f"tab:{settings.run}:caos-table1",
-        ),
+    table1 = table1_latex(
+        summary, models, embedders, settings.decimals, sim, pub1, k=settings.k,
+        precision_recall=how, chair_counts=counts, records=records1,
+        label=f"tab:{settings.run}:caos-table1",
     )  # fmt: skip
-    atomic_write_text(out / "caos_table1.csv", twin_csv(with_k_setting(records1, settings.k)))
-    atomic_write_text(
-        out / "caos_table2.tex",
-        table2_latex(
-            summary,
-            models,
-            embedders,
-            settings.decimals,
-            sim,
-            pub2,
-            k=settings.k,
-            label=f"tab:{settings.run}:caos-table2",
-        ),  # fmt: skip
-    )
+    write_table(out / "caos_table1.tex", table1, records1, settings.k)
+    table2 = table2_latex(
+        summary, models, embedders, settings.decimals, sim, pub2, k=settings.k,
+        label=f"tab:{settings.run}:caos-table2",
+    )  # fmt: skip
     records2 = table2_records(summary, models, embedders, pub2)[0]
-    atomic_write_text(out / "caos_table2.csv", twin_csv(with_k_setting(records2, settings.k)))
+    write_table(out / "caos_table2.tex", table2, records2, settings.k)
     ratios = ratio_records(summary, models, embedders)
-    atomic_write_text(
-        out / "caos_ratios.tex",
-        rom_latex(
-            summary,
-            models,
-            embedders,
-            settings.decimals,
-            sim,
-            records=ratios,
-            label=f"tab:{settings.run}:caos-ratios",
-        ),  # fmt: skip
-    )
-    atomic_write_text(out / "caos_ratios.csv", twin_csv(with_k_setting(ratios, settings.k)))
+    rom = rom_latex(
+        summary, models, embedders, settings.decimals, sim, records=ratios,
+        label=f"tab:{settings.run}:caos-ratios",
+    )  # fmt: skip
+    write_table(out / "caos_ratios.tex", rom, ratios, settings.k)
     atomic_write_text(
         out / "caos_setting.tex", setting_note(settings.setting, summary, sim, counts)
     )
@@ -274,10 +253,9 @@ def sensitivity(
 ) -> None:
     """CAOS sensitivity table: how much each choice the paper leaves open moves Table 1."""
     from halluscope.benchmarks.caos.sensitivity import sensitivity_latex, sensitivity_records
-    from halluscope.benchmarks.caos.tables import with_k_setting
+    from halluscope.benchmarks.caos.tables import write_table
     from halluscope.embeddings import load_vectors
     from halluscope.report import is_simulated
-    from halluscope.report.latex import twin_csv
 
     records = sensitivity_records(
         _read(summary),
@@ -290,19 +268,15 @@ def sensitivity(
         k=settings.k,
         instructions=list(settings.table1),
     )
-    out = Path(out_dir)
     sim = is_simulated(settings.models)
-    atomic_write_text(
-        out / "caos_sensitivity.tex",
-        sensitivity_latex(
-            records,
-            list(settings.models),
-            settings.decimals,
-            sim,
-            label=f"tab:{settings.run}:caos-sensitivity",
-        ),
+    latex = sensitivity_latex(
+        records,
+        list(settings.models),
+        settings.decimals,
+        sim,
+        label=f"tab:{settings.run}:caos-sensitivity",
     )
-    atomic_write_text(out / "caos_sensitivity.csv", twin_csv(with_k_setting(records, settings.k)))
+    write_table(Path(out_dir) / "caos_sensitivity.tex", latex, records, settings.k)
 
 
 def _tt(text: object) -> str:
@@ -485,8 +459,7 @@ def llm_comparison(
         comparison_records,
         llm_added,
     )
-    from halluscope.benchmarks.caos.tables import with_k_setting
-    from halluscope.report.latex import twin_csv
+    from halluscope.benchmarks.caos.tables import write_table
 
     by_model: dict[str, list[Path]] = {}
     for path in objects:  # results/objects/<run>/<model>/<instruction>.jsonl
@@ -503,5 +476,4 @@ def llm_comparison(
         embedder=settings.embedder,
         n_images=settings.n_images,
     )
-    atomic_write_text(out, latex)
-    atomic_write_text(out.with_suffix(".csv"), twin_csv(with_k_setting(records, settings.k)))
+    write_table(out, latex, records, settings.k)

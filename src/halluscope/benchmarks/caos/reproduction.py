@@ -13,7 +13,16 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from halluscope.benchmarks.caos.tables import BOUND_SUFFIXES, _render, _space_groups, latex_escape
+from halluscope.benchmarks.caos.tables import (
+    BOUND_SUFFIXES,
+    _nan,
+    _render,
+    _space_groups,
+    block_starts,
+    latex_escape,
+    metric_label,
+    table_rows,
+)
 from halluscope.report import booktabs_latex, embedder_label
 
 
@@ -59,10 +68,7 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
         if r["published"] is not None
         or not any(r["metric"].endswith(s) for s in BOUND_SUFFIXES.values())
     ]
-    order: list[tuple[str, str]] = []
-    for r in rows:
-        if r["published"] is not None and (r["embedding"], r["metric"]) not in order:
-            order.append((r["embedding"], r["metric"]))
+    order = table_rows(headline(rows))
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in rows}
     columns: dict[tuple[str, str], list[float]] = {}
     for model in models:
@@ -76,8 +82,7 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
             columns[(latex_escape(model), part)] = values
     frame = pd.DataFrame(columns, index=range(len(order)))
     frame.columns = pd.MultiIndex.from_tuples(list(columns))
-    labels = [_label(e, m) for e, m in order]
-    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
+    labels = [metric_label(e, m) for e, m in order]
     caption = (
         "Table~1 reproduced on the real captions of the five LVLMs (\\texttt{pope-captions}) "
         "beside the CAOS paper's printed values: ours, the paper's, and the absolute "
@@ -97,7 +102,7 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
         multicol_align="c",
         sparse_columns=True,
     )
-    return _space_groups(_rule_models(latex, len(models)), len(labels), breaks)
+    return _space_groups(_rule_models(latex, len(models)), len(labels), block_starts(order))
 
 
 def _rule_models(latex: str, n_models: int) -> str:
@@ -123,7 +128,7 @@ def agreement_latex(rows: Sequence[Mapping], decimals: int) -> str:
         index=range(len(rows)),
     )
     frame["models"] = frame["models"].astype(int)
-    labels = [_label(r["embedding"], r["metric"]) for r in rows]
+    labels = [metric_label(r["embedding"], r["metric"]) for r in rows]
     caption = (
         "Agreement of our Table~1 with the paper's, per metric: rank correlations of the "
         "models' values (over the five models; -- when one side is constant) and the mean "
@@ -150,20 +155,6 @@ def agreement_csv(rows: Sequence[Mapping]) -> str:
             cells.append("" if v is None else f"{v:.6f}" if isinstance(v, float) else str(v))
         lines.append(",".join(f'"{x}"' if "," in x else x for x in cells))
     return "\n".join(lines) + "\n"
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else value
-
-
-def _label(embedding: str, metric: str) -> str:
-    text = latex_escape(metric)
-    if metric.startswith("CAOS_"):
-        sub = metric.removeprefix("CAOS_").replace("avg", "\\mathrm{avg}")
-        text = f"CAOS$_{{{sub}}}$"
-    elif metric == "CHAIR_S":
-        text = "CHAIR$_S$"
-    return text + (f"--{latex_escape(embedder_label(embedding))}" if embedding else "")
 
 
 #: Known differences between the pope-captions setting and the paper's (those that the data
@@ -307,8 +298,9 @@ def _cell_text(cell: Mapping) -> str:
     where = "below" if cell["gap"] < 0 else "above"
     bounded = cell["bounded"] and cell["high"] > cell["low"]
     span = f" (bounds {cell['low']:.2f}--{cell['high']:.2f})" if bounded else ""
+    what = metric_label(cell["embedding"], cell["metric"])
     return (
-        f"{name} {_label(cell['embedding'], cell['metric'])}: paper {cell['published']:.2f}, "
+        f"{name} {what}: paper {cell['published']:.2f}, "
         f"ours {cell['value']:.2f}{span}, the paper {abs(cell['gap']):.2f} {where} "
         + ("the range" if bounded else "ours")
     )

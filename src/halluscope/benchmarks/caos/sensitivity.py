@@ -21,13 +21,18 @@ import pandas as pd
 
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.tables import (
+    _SIMULATED_NOTE,
     _render,
+    block_starts,
     latex_escape,
+    metric_label,
+    model_columns,
     summary_rows,
     summary_value,
+    table_rows,
     twin_record,
 )
-from halluscope.report import caption_then_mean, embedder_label
+from halluscope.report import caption_then_mean
 
 #: (alternative name, headline column, alternative column) read straight from summary.csv.
 SUMMARY_ALTERNATIVES: tuple[tuple[str, str, str, str], ...] = (
@@ -147,37 +152,23 @@ def sensitivity_latex(
     label: str = "tab:caos-sensitivity",
 ) -> str:
     """Rows = alternative, columns = models, cells = ``alternative (change)``."""
-    order: list[tuple[str, str]] = []
-    for r in records:
-        if (r["embedding"], r["metric"]) not in order:
-            order.append((r["embedding"], r["metric"]))
+    order = table_rows(records)
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in records}
 
-    def text(r: Mapping | None) -> str:
+    def text(embedding: str, metric: str, model: str) -> str:
+        r = cell.get((embedding, metric, model))
         if not r or r["value"] is None or r["published"] is None:
             return "--"
         delta = r["value"] - r["published"]
         return f"{r['value']:.{decimals}f} ({delta:+.{decimals}f})"
 
-    data = {latex_escape(m): [text(cell.get((e, x, m))) for e, x in order] for m in models}
-    frame = pd.DataFrame(data, index=range(len(order)))
+    frame = model_columns(order, models, text)
     labels = []
     for embedding, metric in order:
         name, _, how = metric.partition(" [")
-        name = latex_escape(name).replace("CAOS\\_", "CAOS$_{", 1)
-        if name.startswith("CAOS$_{"):
-            name += "}$"
-            name = name.replace("{avg}", "{\\mathrm{avg}}")
-        where = f"--{latex_escape(embedder_label(embedding))}" if embedding else ""
-        labels.append(f"{name}{where}, {latex_escape(how.rstrip(']'))}")
-    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
+        labels.append(f"{metric_label(embedding, name)}, {latex_escape(how.rstrip(']'))}")
     caption = (
-        (
-            "Results from simulated LVLMs (model ids \\texttt{sim-*}): they exercise the "
-            "pipeline and say nothing about real models. "
-            if simulated
-            else ""
-        )
+        (_SIMULATED_NOTE if simulated else "")
         + "Sensitivity of Table~1 to the choices the CAOS paper leaves open: each row "
         "recomputes one cell under one alternative (in parentheses: the change against the "
         "headline value of Table~1). K orders: \\texttt{coco-instances} (MSCOCO training "
@@ -187,5 +178,5 @@ def sensitivity_latex(
     )
     return _render(
         frame, labels, decimals=decimals, caption=caption, label=label,
-        breaks=breaks,
+        breaks=block_starts(order),
     )  # fmt: skip

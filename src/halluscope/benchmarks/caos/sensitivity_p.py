@@ -41,15 +41,21 @@ from halluscope.benchmarks.caos.metric import (
 from halluscope.benchmarks.caos.settings import RateSettings
 from halluscope.benchmarks.caos.tables import (
     BOUND_SUFFIXES,
+    CAOS_COLUMN_OF,
     CAOS_COLUMNS,
     CAOS_METRIC,
+    _nan,
     _render,
+    block_starts,
     caos_label,
     latex_escape,
+    metric_label,
+    model_columns,
     published_value,
     summary_rows,
     summary_value,
     table1_records,
+    table_rows,
     twin_record,
 )
 from halluscope.stage_command import stage
@@ -291,8 +297,7 @@ def rate_latex(
     values stay in the CSV twin (``published``) and in Table 1's (published) columns: beside the
     bracketed cells they would make the table too wide for the page at 8 pt."""
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in records}
-    order = list(dict.fromkeys((r["embedding"], r["metric"]) for r in records))
-    shown = [(e, m) for e, m in order if m.startswith("p [") or m.endswith(AT_RATE)]
+    shown = [(e, m) for e, m in table_rows(records) if m.startswith("p [") or m.endswith(AT_RATE)]
 
     def fmt(value: float | None) -> str:
         return "--" if value is None else f"{value:.{decimals}f}"
@@ -311,8 +316,7 @@ def rate_latex(
         span = f" [{fmt(ends[0])}, {fmt(ends[1])}]" if None not in ends else ""
         return f"{fmt(r['value'])}{span}"
 
-    data = {latex_escape(m): [text(e, x, m) for e, x in shown] for m in models}
-    frame = pd.DataFrame(data, index=range(len(shown)))
+    frame = model_columns(shown, models, text)
     labels = []
     for embedding, metric in shown:
         if metric.startswith("p ["):
@@ -321,14 +325,14 @@ def rate_latex(
             )
             continue
         base = metric.removesuffix(AT_RATE)
-        column = {v: c for c, v in CAOS_METRIC.items()}.get(base)
+        column = CAOS_COLUMN_OF.get(base)
         name = (
             caos_label(column, embedding, k)
             if column
             else {"CHAIR_S": "CHAIR$_S$", "precision": "Precision"}[base]
         )
         labels.append(name)  # every cell of these rows is at rate p (the caption says so)
-    breaks = [i for i, (e, _) in enumerate(shown) if i and e != shown[i - 1][0]]
+    breaks = block_starts(shown)
     undefined = all(
         r["value"] is None for r in records if r["metric"] == P_FROM_CHAIR and r["model"] in models
     )
@@ -362,7 +366,7 @@ def agreement_latex(
 ) -> str:
     """Per metric: mean absolute difference to the paper and Spearman's rho over the models,
     for the unmarked Table 1 (``table1``: its records) and at rate p (``records``)."""
-    from halluscope.benchmarks.caos.reproduction import _label, rank_agreement
+    from halluscope.benchmarks.caos.reproduction import rank_agreement
 
     head = {(r["embedding"], r["metric"]): r for r in rank_agreement(table1)}
     at = {
@@ -372,16 +376,12 @@ def agreement_latex(
     keys = [key for key in head if key in at]
     if not keys:  # no unverified object: no rate, nothing to compare
         return ""
-
-    def nan(value: float | None) -> float:
-        return float("nan") if value is None else value
-
     frame = pd.DataFrame(
         {
             "mean $|\\Delta|$, Table~1": [head[key]["mean_abs_diff"] for key in keys],
             "mean $|\\Delta|$, at rate $p$": [at[key]["mean_abs_diff"] for key in keys],
-            "Spearman $\\rho$, Table~1": [nan(head[key]["spearman"]) for key in keys],
-            "Spearman $\\rho$, at rate $p$": [nan(at[key]["spearman"]) for key in keys],
+            "Spearman $\\rho$, Table~1": [_nan(head[key]["spearman"]) for key in keys],
+            "Spearman $\\rho$, at rate $p$": [_nan(at[key]["spearman"]) for key in keys],
         },
         index=range(len(keys)),
     )
@@ -392,7 +392,7 @@ def agreement_latex(
         "rate $p$ equals the printed values by construction)."
     )
     return _render(
-        frame, [_label(e, m) for e, m in keys], decimals=decimals, caption=caption,
+        frame, [metric_label(e, m) for e, m in keys], decimals=decimals, caption=caption,
         label=label, columns_name="Metric",
     )  # fmt: skip
 
@@ -413,10 +413,9 @@ def run(
     instruction -> file)."""
     from halluscope.benchmarks.caos.k_order import frequent_objects
     from halluscope.benchmarks.caos.published import PUBLISHED_TABLE1
-    from halluscope.benchmarks.caos.tables import with_k_setting
+    from halluscope.benchmarks.caos.tables import write_table
     from halluscope.embeddings import load_vectors
-    from halluscope.io import InputError, atomic_write_text
-    from halluscope.report.latex import twin_csv
+    from halluscope.io import InputError
     from halluscope.stages.data import load_items
 
     if not summary.exists():
@@ -439,10 +438,7 @@ def run(
     records = rate_records(settings, table, captions, scorers, PUBLISHED_TABLE1)
     table1 = table1_records(table, settings.models, settings.embedders, PUBLISHED_TABLE1)
     label = f"tab:{settings.run}:caos-sensitivity-p"
-    out = Path(out_dir)
-    atomic_write_text(
-        out / "caos_sensitivity_p.tex",
-        rate_latex(records, settings.models, settings.decimals, settings.k, label=label)
-        + agreement_latex(table1, records, settings.decimals, label + "-agreement"),
-    )
-    atomic_write_text(out / "caos_sensitivity_p.csv", twin_csv(with_k_setting(records, settings.k)))
+    latex = rate_latex(
+        records, settings.models, settings.decimals, settings.k, label=label
+    ) + agreement_latex(table1, records, settings.decimals, label + "-agreement")
+    write_table(Path(out_dir) / "caos_sensitivity_p.tex", latex, records, settings.k)

@@ -9,14 +9,17 @@ through :func:`latex_escape`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from halluscope.benchmarks.caos.published import PUBLISHED_IDS, PUBLISHED_TABLE1, PUBLISHED_TABLE2  # noqa: F401
+from halluscope.io import atomic_write_text
 from halluscope.report import POOLED_INSTRUCTIONS, booktabs_latex, embedder_label
 from halluscope.report.latex import (
     latex_escape,
+    twin_csv,
     twin_record,
 )
 
@@ -63,6 +66,13 @@ def with_k_setting(records: Sequence[dict], k: int) -> list[dict]:
     ]
 
 
+def write_table(path: Path, latex: str, records: Sequence[dict], k: int) -> None:
+    """Write a LaTeX table to ``path`` and its CSV twin (:func:`with_k_setting` of ``records``)
+    beside it as ``.csv``: every table stage writes the pair the same way."""
+    atomic_write_text(path, latex)
+    atomic_write_text(path.with_suffix(".csv"), twin_csv(with_k_setting(records, k)))
+
+
 CAOS_METRIC: dict[str, str] = {
     "CAOS_T": "CAOS_T",
     "CAOS_X": "CAOS_X",
@@ -72,14 +82,15 @@ CAOS_METRIC: dict[str, str] = {
     "CAOS_avg": "CAOS_avg",
 }
 
-_CAOS_SUBSCRIPTS: dict[str, str] = {
-    "CAOS_T": "T",
-    "CAOS_X": "X",
-    "CAOS_K": "K",
-    "CAOS_TX": "T/X",
-    "CAOS_XK": "X/K",
-    "CAOS_avg": r"\mathrm{avg}",
-}
+#: The CAOS column of each metric name (the inverse of :data:`CAOS_METRIC`).
+CAOS_COLUMN_OF: dict[str, str] = {metric: column for column, metric in CAOS_METRIC.items()}
+
+
+def caos_subscript(metric: str) -> str:
+    r"""LaTeX subscript of a CAOS metric name (``CAOS_T/X`` -> ``T/X``, ``CAOS_avg`` ->
+    ``\mathrm{avg}``): one spelling for every table's labels."""
+    return metric.removeprefix("CAOS_").replace("avg", r"\mathrm{avg}")
+
 
 _SIMULATED_NOTE = (
     "Results from simulated LVLMs (model ids \\texttt{sim-*}): they exercise the pipeline and "
@@ -93,7 +104,8 @@ _PUBLISHED_NOTE = (
 
 def caos_label(column: str, embedder: str, k: int | None = None) -> str:
     """LaTeX row label such as ``CAOS$_{K}$--GloVe ($k=3$)``, in the paper's notation."""
-    label = f"CAOS$_{{{_CAOS_SUBSCRIPTS[column]}}}$--{latex_escape(embedder_label(embedder))}"
+    label = f"CAOS$_{{{caos_subscript(CAOS_METRIC[column])}}}$--"
+    label += latex_escape(embedder_label(embedder))
     if column == "CAOS_K" and k is not None:
         label += f" ($k={k}$)"
     return label
@@ -246,8 +258,41 @@ def _metric_label(metric: str, embedding: str, k: int | None) -> str:
     general = {name: label for _, name, label in GENERAL_ROWS}
     if metric in general:
         return general[metric]
-    column = {v: c for c, v in CAOS_METRIC.items()}[metric]
-    return caos_label(column, embedding, k)
+    return caos_label(CAOS_COLUMN_OF[metric], embedding, k)
+
+
+def metric_label(embedding: str, metric: str) -> str:
+    """LaTeX label of a metric name as the twins spell it (``CAOS_T/X`` -> ``CAOS$_{T/X}$``,
+    ``CHAIR_S`` -> ``CHAIR$_S$``, else escaped), then ``--<embedder>`` for an embedding's row:
+    the label of the views that name one (embedding, metric) pair per row."""
+    text = latex_escape(metric)
+    if metric.startswith("CAOS_"):
+        text = f"CAOS$_{{{caos_subscript(metric)}}}$"
+    elif metric == "CHAIR_S":
+        text = "CHAIR$_S$"
+    return text + (f"--{latex_escape(embedder_label(embedding))}" if embedding else "")
+
+
+def table_rows(records: Iterable[Mapping]) -> list[tuple[str, str]]:
+    """The (embedding, metric) pairs of ``records`` in first-seen order: a table's rows."""
+    return list(dict.fromkeys((r["embedding"], r["metric"]) for r in records))
+
+
+def block_starts(rows: Sequence[tuple[str, str]]) -> list[int]:
+    """The rows (of :func:`table_rows`) where a new embedding's block starts (the ``breaks`` of
+    :func:`_render`)."""
+    return [i for i, (e, _) in enumerate(rows) if i and e != rows[i - 1][0]]
+
+
+def model_columns(
+    rows: Sequence[tuple[str, str]],
+    models: Sequence[str],
+    cell: Callable[[str, str, str], object],
+) -> pd.DataFrame:
+    """One column per model (its name escaped for LaTeX), one row per (embedding, metric) pair
+    of ``rows``, each cell ``cell(embedding, metric, model)``."""
+    data = {latex_escape(m): [cell(e, metric, m) for e, metric in rows] for m in models}
+    return pd.DataFrame(data, index=range(len(rows)))
 
 
 def records_frame(
@@ -255,20 +300,12 @@ def records_frame(
 ) -> tuple[pd.DataFrame, list[str], list[int]]:
     """Metrics x models frame of records (and published columns where any record has one),
     the row labels and the rows where a new block (a new embedding) starts."""
-    order: list[tuple[str, str]] = []
-    for r in records:
-        if (r["embedding"], r["metric"]) not in order:
-            order.append((r["embedding"], r["metric"]))
+    order = table_rows(records)
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in records}
-    data = {
-        latex_escape(m): [_nan(cell.get((e, metric, m), {}).get("value")) for e, metric in order]
-        for m in models
-    }
-    frame = pd.DataFrame(data, index=range(len(order)))
+    frame = model_columns(order, models, lambda e, x, m: _nan(cell.get((e, x, m), {}).get("value")))
     frame = pd.concat([frame, published_columns(cell, order, models)], axis=1)
     labels = [_metric_label(metric, e, k) for e, metric in order]
-    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
-    return frame, labels, breaks
+    return frame, labels, block_starts(order)
 
 
 def published_columns(
@@ -291,6 +328,7 @@ def published_columns(
 
 
 def _nan(value: float | None) -> float:
+    """A table cell: NaN (printed ``--``) for a missing value."""
     return float("nan") if value is None else float(value)
 
 
@@ -523,25 +561,21 @@ def rom_latex(
     mean over captions of the per-caption ratios, to show how much the aggregation matters."""
     if records is None:
         records = ratio_records(summary, models, embedders, instruction_id=instruction_id)
-    order: list[tuple[str, str]] = []
-    for r in records:
-        if (r["embedding"], r["metric"]) not in order:
-            order.append((r["embedding"], r["metric"]))
+    order = table_rows(records)
     cell = {(r["embedding"], r["metric"], r["model"]): r["value"] for r in records}
-    data = {latex_escape(m): [_nan(cell.get((e, x, m))) for e, x in order] for m in models}
-    frame = pd.DataFrame(data, index=range(len(order)))
+    frame = model_columns(order, models, lambda e, x, m: _nan(cell.get((e, x, m))))
     labels = []
     for e, metric in order:
         base, _, how = metric.partition(" (")
-        column = {v: c for c, v in CAOS_METRIC.items()}[base]
         labels.append(
-            caos_label(column, e) + (", mean of ratios" if how else ", from the pooled means")
+            caos_label(CAOS_COLUMN_OF[base], e)
+            + (", mean of ratios" if how else ", from the pooled means")
         )
-    breaks = [i for i, (e, _) in enumerate(order) if i and e != order[i - 1][0]]
     caption = (
         (_SIMULATED_NOTE if simulated else "")
         + r"CAOS$_{T/X}$, CAOS$_{X/K}$ and CAOS$_{\mathrm{avg}}$ computed from the pooled mean "
         + "scores (the paper's aggregation, used in Tables 1 and 2) and as the mean over "
         + "captions of the per-caption values (secondary view)."
     )
+    breaks = block_starts(order)
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
