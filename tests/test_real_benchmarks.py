@@ -67,7 +67,7 @@ def test_phd_ccs_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
     models = merged_params("phd-ccs")["models"]
     for model in SIMS:
         scores = json.loads((project / f"results/phd/phd-ccs/{model}/scores.json").read_text())
-        bias = resolve_preset(models[model]["profile"], models[model].get("overrides"))["yes_bias"]
+        bias = resolve_preset(models[model]["preset"], models[model].get("overrides"))["yes_bias"]
         # 753 no-questions: the no-recall follows 1 - yes_bias within sampling error
         assert abs(scores["recall_no"] - (1 - bias)) < 0.06, (model, scores["recall_no"], bias)
         assert scores["by_mode"]["ccs"]["overall"] == pytest.approx(scores["overall"])

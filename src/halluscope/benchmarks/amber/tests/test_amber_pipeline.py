@@ -184,8 +184,8 @@ def test_amber_gen_profile_whole_dag(tmp_path: Path, monkeypatch) -> None:
         injected = sum(bool(a["meta"]["hallucinated"]) for a in answers) / len(answers) * 100
         scores = read_json(project / f"results/amber/amber-gen/{model}/scores.json")
         assert abs(scores["Hal"] - injected) < 3.0, (model, scores["Hal"], injected)
-        profile = config["models"][model]
-        rate = resolve_preset(profile["profile"], profile.get("overrides"))["hallucination_rate"]
+        spec = config["models"][model]
+        rate = resolve_preset(spec["preset"], spec.get("overrides"))["hallucination_rate"]
         assert (rate == 0) == (scores["Hal"] < 1.0)
     table = (project / "results/tables/amber-gen/amber_table.tex").read_text(encoding="utf-8")
     assert "amber-gen" in table and "Cover" in table
