@@ -207,6 +207,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         dvc_stage=True,
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
+    Benchmark("hallusionbench", "HallusionBench aAcc / fAcc / qAcc (hand-check command)"),
 )
 
 
