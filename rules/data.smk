@@ -18,7 +18,7 @@ rule data_items:
         "logs/data/{profile}.log",
     shell:
         "halluscope stage data --settings {params.settings:q} "
-        "--items {output.item_file} --images {output.images} > {log} 2>&1"
+        "--items {output.item_file:q} --images {output.images:q} > {log:q} 2>&1"
 
 
 rule data_all:

@@ -27,8 +27,8 @@ rule explorer:
     log:
         "logs/explorer/{profile}.log",
     shell:
-        "halluscope stage explorer --settings {params.settings:q} --items {input.item_file} "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage explorer --settings {params.settings:q} --items {input.item_file:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule explorer_all:

@@ -22,5 +22,5 @@ rule paper:
     log:
         "logs/paper.log",
     shell:
-        "halluscope stage paper --main {input.main} --sections {input.sections} "
-        "--out-sections {output.sections} --out {output.pdf} > {log} 2>&1"
+        "halluscope stage paper --main {input.main:q} --sections {input.sections:q} "
+        "--out-sections {output.sections:q} --out {output.pdf:q} > {log:q} 2>&1"

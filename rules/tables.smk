@@ -17,8 +17,8 @@ rule tables:
     log:
         "logs/tables/assemble.log",
     shell:
-        "halluscope stage assemble --settings {params.settings:q} --out-dir {output} "
-        "--report-root results/report {input} > {log} 2>&1"
+        "halluscope stage assemble --settings {params.settings:q} --out-dir {output:q} "
+        "--report-root results/report {input:q} > {log:q} 2>&1"
 
 
 rule metrics:
@@ -36,5 +36,5 @@ rule metrics:
     log:
         f"logs/tables/{RUN}.metrics.log",
     shell:
-        "halluscope stage metrics --out {output.full} --headline-dir {output.headline} {input}"
-        " > {log} 2>&1"
+        "halluscope stage metrics --out {output.full:q} --headline-dir {output.headline:q} {input:q}"
+        " > {log:q} 2>&1"

@@ -23,8 +23,8 @@ rule amber_prompts:
     log:
         "logs/amber/{profile}/prompts.log",
     shell:
-        "halluscope stage amber-prompts --settings {params.settings:q} --items {input.item_file} "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage amber-prompts --settings {params.settings:q} --items {input.item_file:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule amber_answers:
@@ -44,8 +44,8 @@ rule amber_answers:
     log:
         "logs/amber/{profile}/{model}/answers.log",
     shell:
-        "halluscope stage amber-answers --settings {params.settings:q} --items {input.item_file} "
-        "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage amber-answers --settings {params.settings:q} --items {input.item_file:q} "
+        "--prompts {input.prompts:q} --cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule amber_score:
@@ -62,8 +62,8 @@ rule amber_score:
     log:
         "logs/amber/{profile}/{model}/score.log",
     shell:
-        "halluscope stage amber-score --settings {params.settings:q} --answers {input} "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage amber-score --settings {params.settings:q} --answers {input:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule amber_table:
@@ -87,8 +87,8 @@ rule amber_table:
     log:
         "logs/amber/{profile}/table.log",
     shell:
-        "halluscope stage amber-table --settings {params.settings:q} --out {output.table} {input} "
-        "> {log} 2>&1"
+        "halluscope stage amber-table --settings {params.settings:q} --out {output.table:q} {input:q} "
+        "> {log:q} 2>&1"
 
 
 rule amber_all:

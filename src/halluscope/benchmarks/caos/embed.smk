@@ -24,8 +24,8 @@ rule embed:
         "logs/embed/{profile}/{embedder}.log",
     shell:
         "halluscope stage embed --settings {params.settings:q} "
-        "--items {input.item_file} --out {output.vectors} "
-        "--missing {output.missing} {input.objects} > {log} 2>&1"
+        "--items {input.item_file:q} --out {output.vectors:q} "
+        "--missing {output.missing:q} {input.objects:q} > {log:q} 2>&1"
 
 
 rule embed_all:

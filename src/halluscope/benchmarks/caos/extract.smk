@@ -26,8 +26,8 @@ rule noun_tags:
     log:
         "logs/noun_tags/{profile}/{model}.log",
     shell:
-        "halluscope stage extract nouns --settings {params.settings:q} --out {output} {input} "
-        "> {log} 2>&1"
+        "halluscope stage extract nouns --settings {params.settings:q} --out {output:q} {input:q} "
+        "> {log:q} 2>&1"
 
 
 # The settings of a job hold the extractor LLM of its instruction (halluscope.benchmarks.caos.captions.extract.
@@ -53,8 +53,8 @@ rule extract:
     log:
         "logs/extract/{profile}/{model}/{instruction}.log",
     shell:
-        "HALLUSCOPE_THREADS={threads} halluscope stage extract --settings {params.settings:q} --responses {input.responses} "
-        "--cache results/cache/responses --noun-tags {input.noun_tags} --out {output} > {log} 2>&1"
+        "HALLUSCOPE_THREADS={threads:q} halluscope stage extract --settings {params.settings:q} --responses {input.responses:q} "
+        "--cache results/cache/responses --noun-tags {input.noun_tags:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule extract_report:
@@ -70,7 +70,7 @@ rule extract_report:
     log:
         "logs/extract/{profile}/extract_report.log",
     shell:
-        "halluscope stage extract report --out {output} {input} > {log} 2>&1"
+        "halluscope stage extract report --out {output:q} {input:q} > {log:q} 2>&1"
 
 
 rule extract_all:

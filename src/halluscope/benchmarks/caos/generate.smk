@@ -22,8 +22,8 @@ rule generate:
     log:
         "logs/generate/{profile}/{model}/{instruction}.log",
     shell:
-        "halluscope stage generate --settings {params.settings:q} --items {input.item_file} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage generate --settings {params.settings:q} --items {input.item_file:q} "
+        "--cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule generate_all:

@@ -25,8 +25,8 @@ rule oracle:
         "logs/oracle/{profile}/{model}/{instruction}.log",
     shell:
         "halluscope stage oracle decide --settings {params.settings:q} "
-        "--objects {input.objects} --items {input.item_file} --cache results/cache/responses "
-        "--out {output.decisions} --accuracy {output.accuracy} > {log} 2>&1"
+        "--objects {input.objects:q} --items {input.item_file:q} --cache results/cache/responses "
+        "--out {output.decisions:q} --accuracy {output.accuracy:q} > {log:q} 2>&1"
 
 
 rule oracle_accuracy:
@@ -44,8 +44,8 @@ rule oracle_accuracy:
     log:
         "logs/oracle/{profile}/accuracy.log",
     shell:
-        "halluscope stage oracle pool --items {input.item_file} --out {output} "
-        "{input.decisions} > {log} 2>&1"
+        "halluscope stage oracle pool --items {input.item_file:q} --out {output:q} "
+        "{input.decisions:q} > {log:q} 2>&1"
 
 
 rule oracle_all:

@@ -54,9 +54,9 @@ rule score:
     log:
         "logs/score/{profile}/{embedder}/{model}.log",
     shell:
-        "halluscope stage score --settings {params.settings:q} --objects {input.objects} "
-        "--oracle {input.oracle} --items {input.item_file} --vectors {input.vectors} "
-        "--model-id {wildcards.model} --out-captions {output.captions} --out-objects {output.objects} > {log} 2>&1"
+        "halluscope stage score --settings {params.settings:q} --objects {input.objects:q} "
+        "--oracle {input.oracle:q} --items {input.item_file:q} --vectors {input.vectors:q} "
+        "--model-id {wildcards.model:q} --out-captions {output.captions:q} --out-objects {output.objects:q} > {log:q} 2>&1"
 
 
 rule summarize:
@@ -77,8 +77,8 @@ rule summarize:
         "logs/summarize/{profile}.log",
     shell:
         "halluscope stage summarize --settings {params.settings:q} "
-        "--out-summary {output.summary} --out-objects {output.objects} "
-        "--pope {input.pope} -- {input.captions} > {log} 2>&1"
+        "--out-summary {output.summary:q} --out-objects {output.objects:q} "
+        "--pope {input.pope:q} -- {input.captions:q} > {log:q} 2>&1"
 
 
 rule score_all:
@@ -127,9 +127,9 @@ rule figure:
     log:
         "logs/figures/{profile}/caos.log",
     shell:
-        "halluscope stage figure --settings {params.settings:q} --figure {params.figures} "
-        "--summary {input.summary} --objects {input.objects} --out-stem {params.stems} "
-        "> {log} 2>&1"
+        "halluscope stage figure --settings {params.settings:q} --figure {params.figures:q} "
+        "--summary {input.summary:q} --objects {input.objects:q} --out-stem {params.stems:q} "
+        "> {log:q} 2>&1"
 
 
 rule caos_tables:
@@ -169,8 +169,8 @@ rule caos_tables:
     log:
         "logs/tables/{profile}.log",
     shell:
-        "halluscope stage tables --settings {params.settings:q} --summary {input.summary} "
-        "--out-dir results/report/{wildcards.profile} > {log} 2>&1"
+        "halluscope stage tables --settings {params.settings:q} --summary {input.summary:q} "
+        "--out-dir results/report/{wildcards.profile:q} > {log:q} 2>&1"
 
 
 rule caos_sensitivity:
@@ -191,9 +191,9 @@ rule caos_sensitivity:
     log:
         "logs/tables/{profile}.sensitivity.log",
     shell:
-        "halluscope stage sensitivity --settings {params.settings:q} --summary {input.summary} "
-        "--objects {input.objects} --vectors {params.vectors} "
-        "--out-dir results/report/{wildcards.profile} > {log} 2>&1"
+        "halluscope stage sensitivity --settings {params.settings:q} --summary {input.summary:q} "
+        "--objects {input.objects:q} --vectors {params.vectors:q} "
+        "--out-dir results/report/{wildcards.profile:q} > {log:q} 2>&1"
 
 
 # Reads the object lists and oracle decisions again (not the score files): at rate p every
@@ -230,9 +230,9 @@ rule caos_sensitivity_p:
     log:
         "logs/tables/{profile}.sensitivity_p.log",
     shell:
-        "halluscope stage sensitivity-p --settings {params.settings:q} --summary {input.summary} "
-        "--objects {params.objects} --oracle {params.oracle} --items {input.item_file} "
-        "--vectors {params.vectors} --out-dir results/report/{wildcards.profile} > {log} 2>&1"
+        "halluscope stage sensitivity-p --settings {params.settings:q} --summary {input.summary:q} "
+        "--objects {params.objects:q} --oracle {params.oracle:q} --items {input.item_file:q} "
+        "--vectors {params.vectors:q} --out-dir results/report/{wildcards.profile:q} > {log:q} 2>&1"
 
 
 rule llm_comparison:
@@ -254,5 +254,5 @@ rule llm_comparison:
         "logs/tables/{profile}.llm_comparison.log",
     shell:
         "halluscope stage llm-comparison --settings {params.settings:q} "
-        "--with-llm {input.with_llm} --without-llm {input.without_llm} --out {output.table} "
-        "{input.objects} > {log} 2>&1"
+        "--with-llm {input.with_llm:q} --without-llm {input.without_llm:q} --out {output.table:q} "
+        "{input.objects:q} > {log:q} 2>&1"

@@ -35,9 +35,9 @@ rule nope_generate:
     log:
         "logs/nope/{profile}/generate.shard{shard}.log",
     shell:
-        "HALLUSCOPE_THREADS={threads} halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file} "
-        "--cache results/cache/responses --shard {wildcards.shard} "
-        "--out {output} > {log} 2>&1"
+        "HALLUSCOPE_THREADS={threads:q} halluscope stage nope-generate --settings {params.settings:q} --items {input.item_file:q} "
+        "--cache results/cache/responses --shard {wildcards.shard:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule nope_questions:
@@ -56,9 +56,9 @@ rule nope_questions:
     log:
         "logs/nope/{profile}/questions.log",
     shell:
-        "halluscope stage nope-questions --settings {params.settings:q} --items {input.item_file} "
-        "--out-questions {output.questions} --out-report {output.report} {input.shards} "
-        "> {log} 2>&1"
+        "halluscope stage nope-questions --settings {params.settings:q} --items {input.item_file:q} "
+        "--out-questions {output.questions:q} --out-report {output.report:q} {input.shards:q} "
+        "> {log:q} 2>&1"
 
 
 rule nope_answers:
@@ -78,8 +78,8 @@ rule nope_answers:
     log:
         "logs/nope/{profile}/{model}/answers.log",
     shell:
-        "halluscope stage nope-answers --settings {params.settings:q} --items {input.item_file} "
-        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage nope-answers --settings {params.settings:q} --items {input.item_file:q} "
+        "--questions {input.questions:q} --cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule nope_score:
@@ -97,8 +97,8 @@ rule nope_score:
     log:
         "logs/nope/{profile}/score.log",
     shell:
-        "halluscope stage nope-score --settings {params.settings:q} --answers {input} --out {output} "
-        "> {log} 2>&1"
+        "halluscope stage nope-score --settings {params.settings:q} --answers {input:q} --out {output:q} "
+        "> {log:q} 2>&1"
 
 
 rule nope_lexdiv:
@@ -114,7 +114,7 @@ rule nope_lexdiv:
     log:
         "logs/nope/{profile}/lexdiv.log",
     shell:
-        "halluscope stage nope-lexdiv --questions {input} --out {output} > {log} 2>&1"
+        "halluscope stage nope-lexdiv --questions {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule nope_table:
@@ -140,8 +140,8 @@ rule nope_table:
         "logs/nope/{profile}/table.log",
     shell:
         "halluscope stage nope-table --settings {params.settings:q} "
-        "--lexdiv {input.lexdiv} --generation {input.generation} --out-table {output.table} "
-        "--out-breakdown {output.breakdown} {input.scores} > {log} 2>&1"
+        "--lexdiv {input.lexdiv:q} --generation {input.generation:q} --out-table {output.table:q} "
+        "--out-breakdown {output.breakdown:q} {input.scores:q} > {log:q} 2>&1"
 
 
 rule nope_figure:
@@ -165,7 +165,7 @@ rule nope_figure:
         "logs/figures/{profile}/nope_question_types.log",
     shell:
         "halluscope stage nope-figure --settings {params.settings:q} "
-        "--out-stem results/figures/{wildcards.profile}/nope_question_types {input} > {log} 2>&1"
+        "--out-stem results/figures/{wildcards.profile:q}/nope_question_types {input:q} > {log:q} 2>&1"
 
 
 rule nope_all:

@@ -23,8 +23,8 @@ rule phd_prompts:
     log:
         "logs/phd/{profile}/prompts.log",
     shell:
-        "halluscope stage phd-prompts --settings {params.settings:q} --items {input.item_file} "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage phd-prompts --settings {params.settings:q} --items {input.item_file:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule phd_answers:
@@ -44,8 +44,8 @@ rule phd_answers:
     log:
         "logs/phd/{profile}/{model}/answers.log",
     shell:
-        "halluscope stage phd-answers --settings {params.settings:q} --items {input.item_file} "
-        "--prompts {input.prompts} --cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage phd-answers --settings {params.settings:q} --items {input.item_file:q} "
+        "--prompts {input.prompts:q} --cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule phd_score:
@@ -61,7 +61,7 @@ rule phd_score:
     log:
         "logs/phd/{profile}/{model}/score.log",
     shell:
-        "halluscope stage phd-score --answers {input} --out {output} > {log} 2>&1"
+        "halluscope stage phd-score --answers {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule phd_table:
@@ -85,8 +85,8 @@ rule phd_table:
     log:
         "logs/phd/{profile}/table.log",
     shell:
-        "halluscope stage phd-table --settings {params.settings:q} --out {output.table} {input} "
-        "> {log} 2>&1"
+        "halluscope stage phd-table --settings {params.settings:q} --out {output.table:q} {input:q} "
+        "> {log:q} 2>&1"
 
 
 rule phd_figure:
@@ -110,7 +110,7 @@ rule phd_figure:
     log:
         "logs/figures/{profile}/phd_heatmap.log",
     shell:
-        "halluscope stage phd-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile}/phd_heatmap {input} > {log} 2>&1"
+        "halluscope stage phd-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile:q}/phd_heatmap {input:q} > {log:q} 2>&1"
 
 
 rule phd_all:

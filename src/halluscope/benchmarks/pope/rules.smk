@@ -23,8 +23,8 @@ rule pope_questions:
     log:
         "logs/pope/{profile}/questions_{setting}.log",
     shell:
-        "halluscope stage pope-questions --settings {params.settings:q} --items {input.item_file} "
-        "--out {output} > {log} 2>&1"
+        "halluscope stage pope-questions --settings {params.settings:q} --items {input.item_file:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule pope_answers:
@@ -44,8 +44,8 @@ rule pope_answers:
     log:
         "logs/pope/{profile}/{model}/{setting}.answers.log",
     shell:
-        "halluscope stage pope-answers --settings {params.settings:q} --items {input.item_file} "
-        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage pope-answers --settings {params.settings:q} --items {input.item_file:q} "
+        "--questions {input.questions:q} --cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule pope_score:
@@ -63,8 +63,8 @@ rule pope_score:
     log:
         "logs/pope/{profile}/{model}/{setting}.scores.log",
     shell:
-        "halluscope stage pope-score --settings {params.settings:q} --questions {input.questions} "
-        "--answers {input.answers} --out {output} > {log} 2>&1"
+        "halluscope stage pope-score --settings {params.settings:q} --questions {input.questions:q} "
+        "--answers {input.answers:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule pope_all:

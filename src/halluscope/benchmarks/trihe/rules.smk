@@ -30,7 +30,7 @@ rule trihe_questions:
         "logs/trihe/{profile}/questions.log",
     shell:
         "halluscope stage trihe-questions --settings {params.settings:q} "
-        "--items {input.item_file} --out {output} > {log} 2>&1"
+        "--items {input.item_file:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule trihe_answers:
@@ -51,8 +51,8 @@ rule trihe_answers:
     log:
         "logs/trihe/{profile}/{model}/answers.log",
     shell:
-        "halluscope stage trihe-answers --settings {params.settings:q} --items {input.item_file} "
-        "--questions {input.questions} --cache results/cache/responses --out {output} > {log} 2>&1"
+        "halluscope stage trihe-answers --settings {params.settings:q} --items {input.item_file:q} "
+        "--questions {input.questions:q} --cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule trihe_triplets:
@@ -73,8 +73,8 @@ rule trihe_triplets:
     log:
         "logs/trihe/{profile}/{model}/triplets.log",
     shell:
-        "HALLUSCOPE_THREADS={threads} halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers} "
-        "--cache results/cache/responses --out {output} > {log} 2>&1"
+        "HALLUSCOPE_THREADS={threads:q} halluscope stage trihe-triplets --settings {params.settings:q} --answers {input.answers:q} "
+        "--cache results/cache/responses --out {output:q} > {log:q} 2>&1"
 
 
 rule trihe_judge:
@@ -98,9 +98,9 @@ rule trihe_judge:
     log:
         "logs/trihe/{profile}/judge.log",
     shell:
-        "HALLUSCOPE_THREADS={threads} halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file} "
-        "--answers {input.answers} --triplets {input.triplets} --cache results/cache/responses "
-        "--out-judgments {output.judgments} --out-scores {output.scores} > {log} 2>&1"
+        "HALLUSCOPE_THREADS={threads:q} halluscope stage trihe-judge --settings {params.settings:q} --items {input.item_file:q} "
+        "--answers {input.answers:q} --triplets {input.triplets:q} --cache results/cache/responses "
+        "--out-judgments {output.judgments:q} --out-scores {output.scores:q} > {log:q} 2>&1"
 
 
 rule trihe_table:
@@ -118,8 +118,8 @@ rule trihe_table:
     log:
         "logs/trihe/{profile}/table.log",
     shell:
-        "halluscope stage trihe-table --settings {params.settings:q} --out {output.table} {input} "
-        "> {log} 2>&1"
+        "halluscope stage trihe-table --settings {params.settings:q} --out {output.table:q} {input:q} "
+        "> {log:q} 2>&1"
 
 
 rule trihe_figure:
@@ -139,7 +139,7 @@ rule trihe_figure:
     log:
         "logs/figures/{profile}/trihe_bars.log",
     shell:
-        "halluscope stage trihe-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile}/trihe_bars {input} > {log} 2>&1"
+        "halluscope stage trihe-figure --settings {params.settings:q} --out-stem results/figures/{wildcards.profile:q}/trihe_bars {input:q} > {log:q} 2>&1"
 
 
 rule trihe_all:
