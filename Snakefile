@@ -5,10 +5,12 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# Snakemake's own message for a YAML syntax error gives no line: check params.yaml first.
+# Snakemake's own message for a YAML syntax error gives no line: check params.yaml first. Every
+# --configfile too (Snakemake has read them already): a duplicate key, which Snakemake would
+# silently resolve and DVC refuse, or aliases that expand without bound stop the run here.
 from halluscope.config import check_yaml_syntax
 
-check_yaml_syntax(["params.yaml"])
+check_yaml_syntax(["params.yaml", *workflow.overwrite_configfiles])
 
 
 configfile: "params.yaml"

@@ -8,6 +8,7 @@ that has no spec) are checked here too, with the valid ids, and so are each benc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,12 @@ from typing import Any
 import yaml
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "params.schema.json"
+
+
+#: A profile, model, instruction or embedder name: it becomes a path component
+#: (``results/<area>/<profile>/<model>/...``), so no separator and no leading dot (never ``..``).
+#: The schema's ``pattern`` of every such setting says the same.
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class ConfigError(ValueError):
@@ -53,6 +60,7 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
 
     import jsonschema
 
+    check_no_secrets(config, source)
     _check_finite(config, source)
     schema = with_benchmark_fragments(json.loads(Path(schema_path).read_text(encoding="utf-8")))
     validator = jsonschema.Draft202012Validator(schema)
@@ -72,6 +80,49 @@ def _validate(config: Mapping[str, Any], schema_path: Path, source: str) -> None
             raise ConfigError(f"{source}: key '{where}' is not read here; remove it", key=where)
         raise ConfigError(f"{source}: key '{where}': {err.message}", key=where)
     _check_references(config, source)
+
+
+#: A key that holds a credential (``api_key``, ``token``, ``password``, ``*secret*``, ...):
+#: ``api_key_env``, the name of the variable that holds one, is not.
+_SECRET_KEY = re.compile(
+    r"(api[_-]?key|key|token|.*secret.*|.*passw(or)?d.*|authori[sz]ation|bearer|"
+    r"(access|auth|api|bearer|hf|openai)[_-]?token|credentials?)",
+    re.IGNORECASE,
+)
+#: A value that carries a credential: a URL with a user part (``https://user:pw@host``) or a
+#: token of a known provider's shape (OpenAI ``sk-...``, Hugging Face ``hf_...``).
+_SECRET_VALUE = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^/?#\s]*@|\bsk-[A-Za-z0-9_-]{16,}|\bhf_[A-Za-z0-9]{20,}",
+    re.IGNORECASE,
+)
+
+
+def check_no_secrets(node: Any, source: str, path: tuple[str, ...] = ()) -> None:
+    """Refuse a credential anywhere in the settings, naming its dotted key, never its value.
+
+    Why first, before the schema: a schema message quotes the rejected value, Snakemake writes
+    its messages to ``.snakemake/log/``, and a job's params reach ``.snakemake/metadata/`` and
+    ``logs/``. Secrets come from the environment only (``api_key_env`` names the variable).
+    """
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            where = _key_path([*path, key])
+            if _SECRET_KEY.fullmatch(str(key)) and value not in (None, ""):
+                raise ConfigError(
+                    f"{source}: key '{where}' holds a credential; secrets never go in a settings "
+                    "file: export it in an environment variable and name that variable with "
+                    "'api_key_env'"
+                )
+            check_no_secrets(value, source, (*path, str(key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            check_no_secrets(value, source, (*path, str(index)))
+    elif isinstance(node, str) and _SECRET_VALUE.search(node):
+        raise ConfigError(
+            f"{source}: key '{_key_path(path)}' holds a credential (a URL with a user part or an "
+            "API token); secrets never go in a settings file: give the URL without it and the "
+            "key through the environment ('api_key_env')"
+        )
 
 
 def _check_finite(node: Any, source: str, path: tuple[str, ...] = ()) -> None:
@@ -256,6 +307,97 @@ def _check_model_specs(config: Mapping[str, Any], source: str) -> None:
             raise ConfigError(f"{source}: {err}") from None
 
 
+#: The most nodes a settings file may expand to with its aliases resolved. Why a bound: an
+#: alias is a reference, so 500 bytes of nested aliases ("billion laughs") expand to 10^9 nodes,
+#: and every reader that walks the config (the schema, Snakemake, DVC) then hangs. The largest
+#: file of this project (params.yaml) has under 2,000 nodes.
+MAX_YAML_NODES = 100_000
+
+
+class StrictYAMLError(yaml.YAMLError):
+    """A YAML file that parses but would be read two ways or expand without bound; ``mark`` is
+    where (0-based, as PyYAML's marks)."""
+
+    def __init__(self, problem: str, mark: yaml.Mark | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = mark
+
+
+class StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a duplicate key and a file whose aliases expand past
+    :data:`MAX_YAML_NODES`.
+
+    Why: PyYAML (and so Snakemake) keeps the last of two equal keys while DVC's parser refuses
+    the file: the two engines would read one ``params.yaml`` two ways. Every reader of a
+    settings file in halluscope goes through :func:`strict_load`, and the Snakefile checks
+    ``params.yaml`` and every ``--configfile`` with it before Snakemake uses their values.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False):  # type: ignore[override]
+        seen: dict[object, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue  # unhashable: SafeLoader's own error follows
+            if first is not None:
+                raise StrictYAMLError(
+                    f"duplicate key {key!r} (first at line {first.line + 1}); "
+                    "expected each key once",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Nodes of ``node`` with every alias expanded (shared nodes counted once per use)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a recursive alias counts once (SafeLoader builds it as a cycle)
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[id(node)] = min(size, MAX_YAML_NODES + 1)
+    return memo[id(node)]
+
+
+#: The key that makes Snakemake read a config file as a YTE template, whose expressions are
+#: Python code: a settings file never runs code, so it is refused.
+YTE_KEY = "__use_yte__"
+
+
+def strict_load(text: str) -> Any:
+    """Parse one YAML document as :class:`StrictLoader` does, after bounding its expansion."""
+    loader = StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise StrictYAMLError(
+                f"its aliases expand to more than {MAX_YAML_NODES:,} values; expected a "
+                "settings file (write the values out, or use fewer nested aliases)",
+                node.start_mark,
+            )
+        document = None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+    if isinstance(document, dict) and YTE_KEY in document:
+        mark = next(k.start_mark for k, _ in node.value if getattr(k, "value", None) == YTE_KEY)
+        raise StrictYAMLError(
+            f"key {YTE_KEY!r} makes Snakemake evaluate the file as a YTE template (Python "
+            "code); expected plain settings",
+            mark,
+        )
+    return document
+
+
 def yaml_syntax_error(path: str | Path, err: yaml.YAMLError) -> ConfigError:
     """A :class:`ConfigError` ``FILE:LINE:COLUMN: malformed YAML (problem)`` for a YAML error.
 
@@ -264,6 +406,8 @@ def yaml_syntax_error(path: str | Path, err: yaml.YAMLError) -> ConfigError:
     """
     mark = getattr(err, "problem_mark", None)
     where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    if isinstance(err, StrictYAMLError):
+        return ConfigError(f"{where}: {err.problem}")
     problem = getattr(err, "problem", None) or str(err).splitlines()[0]
     context = getattr(err, "context", None)
     context_mark = getattr(err, "context_mark", None)
@@ -284,7 +428,7 @@ def check_yaml_syntax(paths: Iterable[str | Path]) -> None:
         except (OSError, UnicodeDecodeError):
             continue  # Snakemake reports unreadable files itself
         try:
-            yaml.safe_load(text)
+            strict_load(text)
         except yaml.YAMLError as err:
             raise yaml_syntax_error(path, err) from None
 
@@ -301,7 +445,7 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     except OSError as err:
         raise ConfigError(f"{path}: cannot read ({err.strerror or err})") from None
     try:
-        config = yaml.safe_load(text)
+        config = strict_load(text)
     except yaml.YAMLError as err:
         raise yaml_syntax_error(path, err) from None
     if config is None:
@@ -312,7 +456,7 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
 
 
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
-    """Read a params file with ``yaml.safe_load`` and validate it."""
+    """Read a params file with :func:`strict_load` and validate it."""
     config = read_yaml_mapping(path)
     validate(config, source=str(path))
     return config
