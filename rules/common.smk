@@ -37,11 +37,11 @@ def settings_arg(settings, *wildcards):
 
 
 def json_arg(value):
-    """Quote a value (a map of input paths) as one JSON shell argument."""
+    """A value (a map of input paths) as one JSON argument; the shell line quotes it (``:q``),
+    as it quotes every placeholder."""
     import json
-    import shlex
 
-    return shlex.quote(json.dumps(value, sort_keys=True))
+    return json.dumps(value, sort_keys=True)
 
 
 def project_file(value):

@@ -88,4 +88,4 @@ def test_cli_errors_name_file_and_record(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 2
-    assert f"{captions}: record 2" in proc.stderr and "'caption' or 'text'" in proc.stderr
+    assert f"{captions}:2:" in proc.stderr and "'caption' or 'text'" in proc.stderr

@@ -78,12 +78,22 @@ def chair_by_hand(project: Path, captions: Path, out: Path) -> float:
             str(MIRROR / GT),
             "--variant",
             "pattern",
+            "--synonyms",  # CHAIR's own list: the profile's default, as published CHAIR uses
+            str(MIRROR / "chair" / "synonyms.txt"),
             "--out",
             str(out),
         ],
         project,
     )
     return json.loads(out.read_text(encoding="utf-8"))["overall"]["CHAIRs"]
+
+
+def summary_value(project: Path, profile: str, model: str, metric: str) -> float:
+    path = project / "results" / "scores" / profile / "summary.csv"
+    with path.open(encoding="utf-8") as handle:
+        values = {float(r[metric]) for r in csv.DictReader(handle) if r["model"] == model}
+    assert len(values) == 1, (metric, values)
+    return values.pop()
 
 
 def score_own(project: Path, captions: Path, name: str) -> float:
@@ -112,9 +122,14 @@ def test_real_captions_score_like_halluscope_chair(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     chair_s = score_own(project, captions, "llava-1.5")
-    # the reference run's CHAIR_S (0.206) used CHAIR's synonyms.txt, the profile halluscope's
-    # own table (extract.synonyms: builtin); tests/test_chair_cli.py checks the parity
-    assert 0.1 < chair_s < 0.4
+    # the profile scores with CHAIR's synonyms.txt by default, as the reference run did: its
+    # CHAIR_S and CHAIR_I are the reference's own, caption set for caption set
+    overall = reference["overall_metrics"]
+    assert chair_s == pytest.approx(overall["CHAIRs"], abs=1e-12)
+    chair_i = summary_value(project, "llava-1.5", "llava-1.5", "CHAIR_I")
+    assert chair_i == pytest.approx(overall["CHAIRi"], abs=1e-12)
+    table = (project / "results" / "tables" / "llava-1.5" / "caos_table1.tex").read_text()
+    assert "CHAIR's own synonym list" in table
     # a rerun has nothing to do: the profile and the user's file are tracked inputs
     dry = run(
         [

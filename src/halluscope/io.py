@@ -128,9 +128,21 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
     atomic_write_text(path, "".join(dumps(r) + "\n" for r in records))
 
 
+def caption_text(record: Mapping[str, Any]) -> Any:
+    """A caption record's text: ``caption`` when the record has that key, else ``text``.
+
+    Why one function: the pipeline (replay recordings), ``halluscope chair`` and ``halluscope
+    objects`` read the same files; a record with both keys must be read the same way by all of
+    them, as their help texts say.
+    """
+    return record["caption"] if "caption" in record else record.get("text")
+
+
 def _read_text(path: Path) -> str:
+    """The file as UTF-8 text, a leading byte-order mark dropped (editors on Windows write one;
+    JSON parsers refuse it as "Expecting value")."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except UnicodeDecodeError as err:
@@ -191,14 +203,14 @@ def read_json_records(path: str | Path) -> list[Any]:
         try:
             obj, index = decoder.raw_decode(text, index)
         except json.JSONDecodeError as err:
-            raise _malformed_record(path, text, index, err) from None
+            raise malformed_record(path, text, index, err) from None
         if isinstance(obj, list) and not records and index >= len(text.rstrip()):
             return obj
         records.append(obj)
     return records
 
 
-def _malformed_record(path: Path, text: str, start: int, err: json.JSONDecodeError) -> InputError:
+def malformed_record(path: Path, text: str, start: int, err: json.JSONDecodeError) -> InputError:
     """The error for the record of ``text`` starting at ``start`` that does not decode.
 
     Why not the decoder's line alone: a record cut short (a JSONL line truncated after ``"key":``)

@@ -84,6 +84,7 @@ def caption_files(values: list[str], instructions: dict[str, str]) -> dict[str, 
     from halluscope.models.replay import ReplayBackend
 
     out: dict[str, Path] = {}
+    images: dict[Path, list[str]] = {}
     for value in values:
         given, _, file = value.rpartition("=") if "=" in value else ("", "", value)
         path = Path(file)
@@ -100,7 +101,29 @@ def caption_files(values: list[str], instructions: dict[str, str]) -> dict[str, 
                     f"--captions {value}: instruction {instruction} already has {out[instruction]}"
                 )
             out[instruction] = path
+        images[path] = backend.image_ids
+    check_same_images(images)
     return out
+
+
+def check_same_images(images: dict[Path, list[str]]) -> None:
+    """Every caption file covers the same images: the profile's image list is one file's, so
+    captions of an image missing from it would be dropped without a word (and an image with
+    no caption in another file would fail that file's job). Same set, any order."""
+    first, *others = images.items()
+    for path, ids in others:
+        missing = sorted(set(first[1]) - set(ids), key=str)
+        extra = sorted(set(ids) - set(first[1]), key=str)
+        if missing or extra:
+            said = []
+            if extra:
+                said.append(f"{len(extra)} image ids not in {first[0]} (first: {extra[0]})")
+            if missing:
+                said.append(f"no caption for {len(missing)} of its images (first: {missing[0]})")
+            raise InputError(
+                f"{path}: {'; '.join(said)}; every caption file must caption the same images "
+                "(the profile scores the images of the first file)"
+            )
 
 
 def image_ids(path: Path) -> list[str]:
@@ -178,6 +201,9 @@ def profile_text(
         "",
         "extract:",
         "  method: rule+lexicon     # rule+lexicon+llm adds the LLM extractor (slow on CPU)",
+        "  # CHAIR's own synonym list, as every published CHAIR number uses (builtin: halluscope's",
+        "  # table, which adds synonyms CHAIR lacks and so scores other numbers)",
+        "  synonyms: chair/synonyms.txt",
         "",
         "oracle:",
         "  method: none             # no images: out-of-domain objects stay unverified (bounds)",
@@ -192,16 +218,18 @@ def profile_text(
 
 
 def run(args: argparse.Namespace) -> None:
-    import re
-
-    from halluscope.config import load
+    from halluscope.config import NAME, load
 
     root = Path.cwd().resolve()
     if not (root / "params.yaml").is_file():
         raise InputError(f"{root}: run this in the halluscope project folder (no params.yaml)")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.name):
-        raise InputError(f"model name {args.name!r}: use letters, digits, '.', '_' or '-'")
     profile = args.profile or args.name
+    for what, value in (("model name", args.name), ("--profile", profile)):
+        if not NAME.fullmatch(value):
+            raise InputError(
+                f"{what} {value!r}: use letters, digits, '.', '_' or '-', not starting with '.' "
+                "(it names a folder of results/ and config/profiles/<profile>.yaml)"
+            )
     if args.beside_paper_models and args.name in PAPER_MODELS:
         raise InputError(f"model name {args.name!r} is one of the paper's models; pick another")
     out = args.out or root / "config" / "profiles" / f"{profile}.yaml"
@@ -211,6 +239,9 @@ def run(args: argparse.Namespace) -> None:
         raise InputError(f"--limit {args.limit}: expected a positive number of images")
     instructions = load(root / "params.yaml")["instructions"]
     files = caption_files(args.captions, instructions)
+    from halluscope.commands.params import check_ids_have_gt
+
+    check_ids_have_gt(list(dict.fromkeys(files.values())), "pattern", "--captions")
     if args.beside_paper_models:
         check_paper_images(files)
     text = profile_text(

@@ -59,17 +59,30 @@ def add_parser(sub) -> None:
 
 
 def read_captions(path: Path) -> list[tuple[str, str]]:
-    """(image id, caption) pairs in input order; errors name the file and record."""
-    from halluscope.io import read_json_records
+    """(image id, caption) pairs in input order; errors name the file and line.
 
-    out = []
-    for number, rec in enumerate(read_json_records(path), start=1):
+    Read as the pipeline reads a caption file (:func:`halluscope.models.replay.read_recording`,
+    :func:`halluscope.io.caption_text`): the same line numbers, ``caption`` before ``text``, and
+    a second caption of one image refused, so that both score the same captions.
+    """
+    from halluscope.io import caption_text
+    from halluscope.models.replay import read_recording
+
+    out, first_line = [], {}
+    for line, rec in read_recording(path):
         if not isinstance(rec, dict) or "image_id" not in rec:
-            raise InputError(f"{path}: record {number}: expected an object with 'image_id'")
-        text = rec.get("caption", rec.get("text"))
+            raise InputError(f"{path}:{line}: expected an object with 'image_id'")
+        text = caption_text(rec)
         if not isinstance(text, str):
-            raise InputError(f"{path}: record {number}: expected a string 'caption' or 'text'")
-        out.append((str(rec["image_id"]), text))
+            raise InputError(f"{path}:{line}: expected a string 'caption' or 'text' field")
+        image = str(rec["image_id"])
+        if image in first_line:
+            raise InputError(
+                f"{path}:{line}: duplicate caption for image {image!r} (first at line "
+                f"{first_line[image]}); a caption file holds one caption per image"
+            )
+        first_line[image] = line
+        out.append((image, text))
     return out
 
 

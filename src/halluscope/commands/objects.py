@@ -64,7 +64,7 @@ def add_parser(sub) -> None:
 def read_captions(path: Path) -> list[tuple[str, str, int]]:
     """(image id, caption, line of the record) in input order, from JSONL or concatenated JSON
     objects; errors name the file, the line and the field."""
-    from halluscope.io import _read_text
+    from halluscope.io import _read_text, caption_text
 
     text = _read_text(path)
     decoder = json.JSONDecoder()
@@ -89,7 +89,7 @@ def read_captions(path: Path) -> list[tuple[str, str, int]]:
             raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
         if "image_id" not in record:
             raise InputError(f"{where}: no 'image_id' field")
-        caption = record.get("caption", record.get("text"))
+        caption = caption_text(record)
         if not isinstance(caption, str):
             field = "caption" if "caption" in record else "text"
             got = "missing" if field not in record else f"a {type(caption).__name__}"

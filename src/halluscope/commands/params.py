@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from halluscope.hand_check import help_epilog
 
@@ -41,4 +42,71 @@ def run(args: argparse.Namespace) -> None:
 
     config = load_with_overlays(args.params, args.overlays)
     files = " + ".join(map(str, [args.params, *args.overlays]))
+    check_inputs(config, files)
     print(f"{files}: valid (profile {config.get('profile', 'demo')!r})")
+
+
+#: The datasets whose items are MSCOCO images named by ``data.image_list`` (CHAIR's GT).
+COCO_DATASETS = ("pope-captions", "coco")
+
+
+def check_inputs(config: dict[str, Any], source: str) -> None:
+    """The files the first jobs read, checked before any job: the ``data.images`` folder, and
+    for the MSCOCO datasets every image id of the image list and of the replayed caption files
+    has ground truth (else the data or score job fails after others ran).
+
+    Not in the Snakefile's parse: a profile whose images live on another machine (``paper``)
+    must still plan there; this command is the check before a run here.
+    """
+    from halluscope.config import ConfigError
+
+    data = config["data"]
+    images = data.get("images")
+    if images and not Path(images).is_dir():
+        raise ConfigError(
+            f"{source}: data.images: folder {images} not found; expected the folder of the "
+            "dataset's images (or remove the key to run without images)"
+        )
+    if data["dataset"] in COCO_DATASETS:
+        check_coco_ids(config, source)
+
+
+def check_coco_ids(config: dict[str, Any], source: str) -> None:
+    """Every image id of ``data.image_list`` and of each replay model's caption files (the
+    user's own files: registered ones are the paper's, pinned by checksum) is in the MSCOCO
+    ground truth the data stage reads."""
+    from halluscope.data.sources import SOURCES
+
+    data = config["data"]
+    files = [data.get("image_list", "pope/captions/Instruction1_llava.json")]
+    for model in config["generate"]["models"]:
+        spec = config["models"][model]
+        if spec.get("backend") == "replay":
+            paths = [spec["path"]] if spec.get("path") else list((spec.get("paths") or {}).values())
+            files += paths
+    own = [Path(f) for f in dict.fromkeys(files) if f not in SOURCES]
+    check_ids_have_gt(own, data.get("gt_variant", "pattern"), source)
+
+
+def check_ids_have_gt(files: list[Path], variant: str, source: str) -> None:
+    """Raise :class:`~halluscope.config.ConfigError` naming the first caption file with an image
+    id outside CHAIR's MSCOCO ground truth (skipped when that file is not on this machine yet:
+    the data job fetches it and checks again)."""
+    from halluscope.config import ConfigError
+    from halluscope.data.coco import load_gt
+    from halluscope.data.fetch import DataError, resolve
+    from halluscope.models.replay import ReplayBackend
+
+    if not files:
+        return
+    try:
+        gt = load_gt(resolve(f"coco/chair_gt_objects_{variant}.json", allow_download=False))
+    except DataError:
+        return
+    for path in files:
+        missing = [i for i in ReplayBackend(path).image_ids if i not in gt]
+        if missing:
+            raise ConfigError(
+                f"{source}: {path}: {len(missing)} image ids have no MSCOCO ground truth "
+                f"(first: {missing[0]}); expected MSCOCO 2014 val image ids"
+            )

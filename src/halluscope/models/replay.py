@@ -10,7 +10,9 @@ Spec::
      name: llava-pope, revision: "", prompt_map: {"<our instruction text>": "<recorded prompt>"}}
 
 The recording is a JSONL file, a JSON array or concatenated JSON objects (the POPE files), one
-record per answer: ``{"image_id", "prompt" | "instruction_id", "text" | "caption", ...}``.
+record per answer: ``{"image_id", "prompt" | "instruction_id", "caption" | "text", ...}``
+(``caption`` when the record has it, else ``text``: :func:`halluscope.io.caption_text`, the rule
+of every reader).
 ``image_id`` is compared as a string (POPE's ``40468`` matches the item id ``"40468"``); a
 ``prompt`` given as a list of strings (mPLUG-Owl's files) is joined with newlines. A request is
 answered by the record with its image id and
@@ -36,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.io import InputError
+from halluscope.io import InputError, caption_text, malformed_record
 from halluscope.models.base import Request, Response, register_backend
 
 _RESERVED = ("image_id", "prompt", "instruction_id", "text", "caption")
@@ -90,9 +92,7 @@ def read_recording(path: str | Path, data: bytes | None = None) -> list[tuple[in
         try:
             return decoder.raw_decode(text, index)
         except json.JSONDecodeError as err:
-            line, start = text.count("\n", 0, err.pos) + 1, text.count("\n", 0, index) + 1
-            where = f" in the record starting at line {start}" if start != line else ""
-            raise InputError(f"{path}:{line}: malformed JSON ({err.msg}){where}") from None
+            raise malformed_record(path, text, index, err) from None
 
     index = skip(1 if text.startswith("\ufeff") else 0)
     if index < len(text) and text[index] == "[":  # one JSON array: walk its elements
@@ -188,9 +188,10 @@ class ReplayBackend:
         image_id = record.get("image_id")
         if isinstance(image_id, bool) or not isinstance(image_id, (str, int)):
             raise InputError(f"{where}: 'image_id' must be a string or integer, got {image_id!r}")
-        text = record.get("text", record.get("caption"))
+        text = caption_text(record)
         if not isinstance(text, str):
-            raise InputError(f"{where}: 'text' (or 'caption') must be a string, got {text!r}")
+            field = "caption" if "caption" in record else "text"
+            raise InputError(f"{where}: '{field}' must be a string, got {text!r}")
         prompt = _prompt_text(record.get("prompt")) if "prompt" in record else None
         instruction = record.get("instruction_id")
         if "prompt" in record and prompt is None:
@@ -227,6 +228,16 @@ class ReplayBackend:
         """The instruction ids the recording's records name (none for a prompt-keyed file or a
         caption file of one instruction), sorted."""
         return sorted({instruction for _, instruction in self._by_instruction})
+
+    @property
+    def image_ids(self) -> list[str]:
+        """Every image id the recording answers, in file order."""
+        keyed = sorted(
+            [*self._by_prompt.items(), *self._by_instruction.items()], key=lambda kv: kv[1][0]
+        )
+        ids = [image for (image, _), _ in keyed]
+        ids += [image for image, _ in sorted(self._by_image.items(), key=lambda kv: kv[1][0])]
+        return list(dict.fromkeys(ids))
 
     @property
     def identity(self) -> dict:
@@ -277,7 +288,7 @@ class ReplayBackend:
             responses.append(
                 Response(
                     request_id=request.request_id,
-                    text=record.get("text", record.get("caption")),
+                    text=caption_text(record),
                     model=self.name,
                     identity=self.identity,
                     meta=meta,

@@ -26,6 +26,15 @@ def check(config: Mapping[str, Any], source: str) -> None:
                     f"valid ids: {', '.join(sorted(config['instructions']))}",
                     key=key,
                 )
+    tables_built = config["caos"].get("enabled", True)
+    for inst in config["tables"]["table1_instructions"] if tables_built else ():
+        if inst not in gen["instructions"]:
+            raise ConfigError(
+                f"{source}: tables.table1_instructions: instruction '{inst}' is not generated "
+                f"(generate.instructions: {', '.join(gen['instructions'])}), so its Table 1 "
+                "cells would be empty; add it there or drop it here",
+                key="tables.table1_instructions",
+            )
     for emb in config["embed"]["embedders"]:
         if emb not in config["embed"]["specs"]:
             raise ConfigError(
@@ -34,6 +43,9 @@ def check(config: Mapping[str, Any], source: str) -> None:
                 key="embed.embedders",
             )
     _check_llm_and_oracle(config, source)
+    frequent = config["caos"]["frequent"]
+    if isinstance(frequent, list):
+        _check_frequent_list(frequent, config["caos"]["k_max"], source)
     if config["caos"]["k"] > config["caos"]["k_max"]:
         raise ConfigError(
             f"{source}: caos.k={config['caos']['k']} exceeds caos.k_max={config['caos']['k_max']}",
@@ -78,3 +90,29 @@ def _check_llm_and_oracle(config: Mapping[str, Any], source: str) -> None:
         missing = [k for k in ("seed", "max_new_tokens", "temperature") if k not in oracle]
         if missing:
             raise ConfigError(f"{source}: oracle.method=ensemble needs oracle.{missing[0]}")
+
+
+def _check_frequent_list(frequent: list[str], k_max: int, source: str) -> None:
+    """An explicit K order: MSCOCO class names, each once, at least ``caos.k_max`` of them
+    (the k-sweep reads the first k_max), so the score job never meets a short or odd list."""
+    from halluscope.objects.coco import COCO_CLASSES
+
+    unknown = [name for name in frequent if name not in COCO_CLASSES]
+    if unknown:
+        raise ConfigError(
+            f"{source}: caos.frequent: {unknown[0]!r} is not an MSCOCO class name; expected "
+            "class names such as 'person', 'dining table'",
+            key="caos.frequent",
+        )
+    twice = next((name for i, name in enumerate(frequent) if name in frequent[:i]), None)
+    if twice is not None:
+        raise ConfigError(
+            f"{source}: caos.frequent: {twice!r} is listed twice; expected each class once",
+            key="caos.frequent",
+        )
+    if len(frequent) < k_max:
+        raise ConfigError(
+            f"{source}: caos.frequent lists {len(frequent)} classes, fewer than "
+            f"caos.k_max={k_max}; list at least k_max classes or lower caos.k_max",
+            key="caos.frequent",
+        )

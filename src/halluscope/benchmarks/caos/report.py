@@ -53,6 +53,7 @@ class CaosTableSettings(StageSettings):
     precision_recall: str = param("tables.precision_recall")
     run: str = param("profile")  # for LaTeX labels
     chair_counts: str = param("tables.chair_counts")
+    synonyms: str = param("extract.synonyms")  # named in Table 1 when not halluscope's own
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
     table1 = table1_latex(
         summary, models, embedders, settings.decimals, sim, pub1, k=settings.k,
         precision_recall=how, chair_counts=counts, records=records1,
-        label=f"tab:{settings.run}:caos-table1",
+        label=f"tab:{settings.run}:caos-table1", synonyms=settings.synonyms,
     )  # fmt: skip
     write_table(out / "caos_table1.tex", table1, records1, settings.k)
     table2 = table2_latex(

@@ -422,6 +422,7 @@ def table1_latex(
     precision_recall: str = "per_caption",
     chair_counts: str = "with-rejected-ood",
     records: Sequence[Mapping] | None = None,
+    synonyms: str = "builtin",
 ) -> str:
     """Table 1: precision, recall, objects per caption, CHAIR_S, POPE-F1 and the six CAOS scores
     per embedder (rows) for each model (columns), from the pooled ``instruction_id`` rows.
@@ -459,6 +460,7 @@ def table1_latex(
         + r" \# Objects is the mean number of distinct objects per caption; CHAIR$_S$ the"
         " fraction of captions with a hallucinated object. "
         + chair_counts_sentence(chair_counts, bounds)
+        + synonyms_sentence(synonyms)
         + " CAOS$_T$, CAOS$_X$, CAOS$_K$ are"
         " means over captions with a hallucination; CAOS$_{T/X}$, CAOS$_{X/K}$ and"
         r" CAOS$_{\mathrm{avg}}$ are computed from those means, as in the paper."
@@ -472,6 +474,25 @@ def table1_latex(
         + (_PUBLISHED_NOTE if any(r["published"] is not None for r in records) else "")
     )
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
+
+
+#: ``extract.synonyms`` of CHAIR's own list (the registered data file), which every published
+#: CHAIR number uses.
+CHAIR_SYNONYMS = "chair/synonyms.txt"
+
+
+def synonyms_sentence(synonyms: str) -> str:
+    """Which MSCOCO synonym list mapped caption words to classes, when it is not halluscope's
+    own table (``extract.synonyms: builtin``, whose captions say nothing, as before)."""
+    if synonyms == "builtin":
+        return ""
+    mapped = " Words are mapped to MSCOCO classes by "
+    if synonyms == CHAIR_SYNONYMS:
+        return (
+            mapped + r"CHAIR's own synonym list (\texttt{chair/synonyms.txt}), as published"
+            " CHAIR numbers are."
+        )
+    return mapped + rf"the synonym list \texttt{{{latex_escape(synonyms)}}}."
 
 
 def chair_counts_sentence(chair_counts: str, bounds: bool) -> str:

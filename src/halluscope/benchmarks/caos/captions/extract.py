@@ -124,6 +124,7 @@ def _extractor(
     cache_dir: Path | None,
     noun_tags: Path | None = None,
 ):
+    from halluscope.data.fetch import resolve_input
     from halluscope.objects.coco import load_synonyms
     from halluscope.objects.lexicon import LexiconMatcher
     from halluscope.objects.llm_extract import LLMObjectExtractor
@@ -131,9 +132,10 @@ def _extractor(
     from halluscope.objects.ood_nouns import load_lexicon
     from halluscope.objects.parser import ObjectParser
 
-    parser = ObjectParser(
-        load_synonyms(None if synonyms == "builtin" else Path(synonyms)), variant=variant
-    )
+    # builtin: halluscope's own table; a registered file (chair/synonyms.txt, CHAIR's list,
+    # which the published CHAIR numbers use) is read from the mirror or its pinned download.
+    table = None if synonyms == "builtin" else resolve_input(synonyms)
+    parser = ObjectParser(load_synonyms(table), variant=variant)
     matcher = LexiconMatcher(load_lexicon(lexicon)) if "lexicon" in method.split("+") else None
     nouns = None
     if matcher is not None:
