@@ -4,6 +4,7 @@ items 6-11): each case below printed numbers with exit 0, or failed at a late jo
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -155,3 +156,37 @@ def test_check_params_names_a_missing_image_folder(tmp_path: Path) -> None:
     path = overlay(tmp_path, f"data: {{images: {tmp_path / 'absent'}}}\n")
     proc = halluscope("check-params", str(path))
     assert proc.returncode == 2 and "data.images: folder" in proc.stderr and "absent" in proc.stderr
+
+
+def test_a_lexicon_that_is_not_utf8_is_named_with_its_line(tmp_path: Path) -> None:
+    from halluscope.objects.ood_nouns import load_lexicon
+
+    lexicon = tmp_path / "nouns.txt"
+    lexicon.write_bytes(b"lamp\nsofa\ncaf\xe9\n")
+    with pytest.raises(InputError, match=r"nouns.txt:3: not valid UTF-8"):
+        load_lexicon(str(lexicon))
+
+
+def test_dangling_and_looping_links_under_results_are_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Snakefile's record of built outputs walks ``results/`` on every run: a user's
+    broken link there gave a traceback and blocked every Snakemake command."""
+    from halluscope.provenance import record_built, replaced_outputs
+
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "results" / "tables"
+    results.mkdir(parents=True)
+    (results / "a.csv").write_text("x\n")
+    (results / "dangling.csv").symlink_to(tmp_path / "absent.csv")
+    (results / "loop.csv").symlink_to(results / "loop.csv")
+    metadata = tmp_path / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True)
+    # Snakemake's record of the directory() output results/tables (rule tables)
+    name = base64.urlsafe_b64encode(b"results/tables").decode()
+    (metadata / name).write_text(json.dumps({"rule": "tables", "endtime": 1.0}))
+    built = tmp_path / ".snakemake" / "built.json"
+    assert record_built(["results"], metadata, built) == 0  # a.csv moved since: not recorded
+    assert [r.path for r in replaced_outputs(["results"], metadata, built)] == [
+        "results/tables/a.csv"
+    ]

@@ -138,7 +138,7 @@ def caption_text(record: Mapping[str, Any]) -> Any:
     return record["caption"] if "caption" in record else record.get("text")
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     """The file as UTF-8 text, a leading byte-order mark dropped (editors on Windows write one;
     JSON parsers refuse it as "Expecting value")."""
     try:
@@ -166,7 +166,7 @@ def iter_jsonl_numbered(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]
     strings, so it would break a record :func:`write_jsonl` wrote and count lines no editor shows.
     """
     path = Path(path)
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+    for number, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -191,7 +191,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 def read_json_records(path: str | Path) -> list[Any]:
     """Read a JSON array, a JSONL file or concatenated JSON documents (the POPE caption files)."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     decoder = json.JSONDecoder()
     records: list[Any] = []
     index = 0
@@ -253,7 +253,7 @@ def _is_json_value(text: str) -> bool:
 def read_json(path: str | Path) -> Any:
     """Read one JSON document; errors name the file and line."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

@@ -151,11 +151,16 @@ def record_built(roots: list[str], metadata: Path = METADATA, built: Path = BUIL
 
 
 def _files(root: Path) -> list[Path]:
+    """The regular files under ``root``. Symbolic links are skipped: no job writes one, and a
+    dangling or looping link (a user's, under ``results/``) must not stop every command."""
+    if root.is_symlink():
+        return []
     if root.is_file():
         return [root]
     files = []
     for folder, _dirs, names in os.walk(root):
-        files.extend(Path(folder) / n for n in names if not n.startswith("."))
+        paths = (Path(folder) / n for n in names if not n.startswith("."))
+        files.extend(p for p in paths if not p.is_symlink() and p.is_file())
     return sorted(files)
 
 

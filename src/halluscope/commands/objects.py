@@ -64,9 +64,9 @@ def add_parser(sub) -> None:
 def read_captions(path: Path) -> list[tuple[str, str, int]]:
     """(image id, caption, line of the record) in input order, from JSONL or concatenated JSON
     objects; errors name the file, the line and the field."""
-    from halluscope.io import _read_text, caption_text
+    from halluscope.io import caption_text, read_text
 
-    text = _read_text(path)
+    text = read_text(path)
     decoder = json.JSONDecoder()
     out: list[tuple[str, str, int]] = []
     index = number = 0

@@ -54,8 +54,10 @@ def load_lexicon(source: str) -> tuple[str, ...]:
     path = Path(source)
     if not path.exists():
         raise FileNotFoundError(f"extract.ood_lexicon: lexicon file {path} not found")
+    from halluscope.io import read_text  # file and line of a byte that is not UTF-8
+
     words = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         word = line.split("#", 1)[0].strip().lower()
         if word:
             words.append(word)
