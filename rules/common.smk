@@ -52,6 +52,33 @@ def project_file(value):
     return [] if value is None or value in SOURCES else [value]
 
 
+def image_list_input(value):
+    """The image list as an input of the data job when it is a project file, ``ancient``: the
+    data job reads only its image ids, which :func:`image_list_ids` passes as a param, so that
+    editing a caption of the user's file reruns that model's jobs and not every model's."""
+    return [ancient(path) for path in project_file(value)]
+
+
+def image_list_ids(value):
+    """The sha256 of a project image list's image ids in file order (a param of the data job:
+    it reruns when the ids change, not when a caption does); empty for a registered file
+    (pinned by its checksum) or none."""
+    import hashlib
+    from pathlib import Path
+
+    from halluscope.io import InputError, read_json_records
+
+    paths = project_file(value)
+    if not paths or not Path(paths[0]).is_file():
+        return ""
+    try:
+        records = read_json_records(paths[0])
+    except InputError:
+        return "unreadable"  # the data job reports the file and line
+    ids = [str(r.get("image_id")) for r in records if isinstance(r, dict)]
+    return hashlib.sha256("\n".join(dict.fromkeys(ids)).encode()).hexdigest()
+
+
 def user_recordings(wildcards):
     """A replay model's recording of the job's instruction when it is a file of the user's own
     (their captions): an input, so that editing it reruns the job (registered files are pinned

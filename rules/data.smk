@@ -5,12 +5,13 @@ rule data_items:
     """Export the dataset's images and per-image ground truth (items.jsonl)."""
     input:
         annotations=config["data"]["annotations"],
-        image_list=project_file(config["data"].get("image_list")),
+        image_list=image_list_input(config["data"].get("image_list")),
     output:
         item_file="results/data/{profile}/items.jsonl",
         images=directory("results/data/{profile}/images"),
     params:
         settings=settings_arg(DataSettings),
+        image_ids=image_list_ids(config["data"].get("image_list")),
         code=code_version("data"),
     conda:
         HALLUSCOPE_ENV

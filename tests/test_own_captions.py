@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -193,3 +194,28 @@ def test_bad_caption_files_are_refused_before_any_profile(tmp_path: Path) -> Non
         )
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
         assert not (project / "config" / "profiles" / "mine.yaml").exists()
+
+
+@needs_data
+def test_editing_own_captions_reruns_that_models_chain_only(tmp_path: Path) -> None:
+    """Beside the paper's five models: a caption edit reruns the user's model's jobs, never the
+    data job (it reads only the image ids) or another model's generate and score jobs."""
+    project = copy_project(tmp_path / "project")
+    ids = [40468, 10822, 454161]  # the first three images of the paper's caption files
+    captions = tmp_path / "mine.jsonl"
+    lines = [json.dumps({"image_id": i, "caption": "A dog on a couch."}) + "\n" for i in ids]
+    captions.write_text("".join(lines), encoding="utf-8")
+    run(
+        ["halluscope", "captions-profile", "mine", "--captions", str(captions)]
+        + ["--beside-paper-models", "--limit", "3"],
+        project,
+    )
+    build = ["snakemake", "--cores", "2", "--configfile", "config/profiles/mine.yaml"]
+    run([*build, "--", "results/tables/"], project)
+    captions.write_text(lines[0].replace("couch", "giraffe") + "".join(lines[1:]))
+    dry = run(["snakemake", "-n", *build[3:], "--", "results/tables/"], project)
+    planned = dry.stdout + dry.stderr
+    assert "rule generate:" in planned and re.search(r"model=mine\b", planned)
+    assert "rule data_items:" not in planned
+    for model in ("llava", "instructblip", "minigpt-4", "mplug-owl", "multimodal-gpt"):
+        assert not re.search(rf"model={re.escape(model)}(,|\s)", planned), model
