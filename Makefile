@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
-STAMP := $(VENV)/.installed
+# The install's marker is named by the lock files' contents, not dated by their mtimes: a
+# checkout or a pull (which dates every file it writes) must not reinstall an unchanged lock.
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml 2>/dev/null | cksum | cut -d' ' -f1)
 # llama.cpp is compiled for one pinned instruction set (x86-64-v3: AVX2, FMA, F16C, no AVX-512),
 # never -march=native: other SIMD kernels round differently and flip greedy near-ties, so a
 # native build on another CPU writes other bytes (docs/reproducibility.md).
@@ -42,12 +44,13 @@ $(LLAMA_STAMP): $(BIN)/python
 	touch $@
 
 # Pinned install; torch==2.13.0 so pip takes the CPU build. Re-run when the lock changes.
-$(STAMP): $(LLAMA_STAMP) requirements.lock pyproject.toml
+$(STAMP): $(LLAMA_STAMP)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -r requirements.lock
 	$(BIN)/pip install --no-deps -e .
 	$(BIN)/python -m compileall -q src
+	rm -f $(VENV)/.installed*
 	touch $(STAMP)
 
 install: $(STAMP) ## the pinned virtualenv .venv (llama.cpp compiled once per machine)

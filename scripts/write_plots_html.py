@@ -111,8 +111,26 @@ def main(argv: list[str]) -> int:
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(args.out)
+    if args.out.parent.name == "plots" and args.out.parent.parent.name == ".dvc":
+        point_dvc_at(args.out)
     print(f"{args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     return 0
+
+
+def point_dvc_at(page: Path) -> None:
+    """Name the page as DVC's ``plots.html_template`` in ``.dvc/config.local`` (this clone's,
+    not committed): a fresh clone, which has no page yet, keeps DVC's own template, so that
+    ``dvc plots show`` works before ``make plots-offline`` (with a network) and offline after."""
+    config = page.parent.parent / "config.local"
+    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    line = f"    html_template = plots/{page.name}"
+    if line in text.splitlines():
+        return
+    if "[plots]\n" in text:
+        text = text.replace("[plots]\n", f"[plots]\n{line}\n", 1)
+    else:
+        text += ("\n" if text and not text.endswith("\n") else "") + f"[plots]\n{line}\n"
+    config.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

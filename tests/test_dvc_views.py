@@ -129,9 +129,27 @@ def test_plots_use_series_templates_with_titled_axes() -> None:
     assert [p.template for p in PLOTS] == ["series_linear", "series_scatter"]
 
 
-def test_dvc_config_points_at_the_page_template_the_makefile_writes() -> None:
+def test_the_committed_dvc_config_names_no_page_template() -> None:
+    """A fresh clone has no page yet: with the template named in the committed config, DVC
+    refused ``dvc plots show`` ("HTML template has to contain '{plot_divs}'") until
+    ``make plots-offline`` had run. The page names itself in this clone's config.local."""
     config = (ROOT / ".dvc/config").read_text(encoding="utf-8")
-    assert re.search(r"(?m)^\[plots\]\n\s+html_template = plots/offline\.html$", config)
+    assert "html_template" not in config
+
+
+def test_the_page_names_itself_in_config_local(page_script, tmp_path: Path) -> None:
+    modules = _fake_modules(tmp_path)
+    out = tmp_path / ".dvc" / "plots" / "offline.html"
+    local = tmp_path / ".dvc" / "config.local"
+    local.parent.mkdir(parents=True)
+    local.write_text("[core]\n    autostage = true\n", encoding="utf-8")
+    for _ in range(2):  # a second run adds nothing
+        assert page_script.main(["--modules", str(modules), "--out", str(out)]) == 0
+    text = local.read_text(encoding="utf-8")
+    assert text == "[core]\n    autostage = true\n[plots]\n    html_template = plots/offline.html\n"
+
+
+def test_dvc_config_points_at_the_page_template_the_makefile_writes() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "PLOTS_HTML := .dvc/plots/offline.html" in makefile
     assert re.search(r"(?m)^demo: .*\$\(PLOTS_HTML\)", makefile)

@@ -236,6 +236,17 @@ def test_closing_block_names_the_results_and_headline_numbers(tmp_path: Path) ->
     ]
 
 
+def test_closing_block_of_a_profile_without_a_report_section_names_no_report(
+    tmp_path: Path,
+) -> None:
+    """An own-captions profile has no section in the reproduction report: the block must not
+    send the user to a PDF without their numbers."""
+    _results(tmp_path, headline=False)
+    config = _config() | {"profile": "my-lvlm"}
+    assert "report" not in closing_block(config, tmp_path)
+    assert "  report   make paper -> results/paper/report.pdf" in closing_block(_config(), tmp_path)
+
+
 def test_closing_block_without_headline_numbers(tmp_path: Path) -> None:
     _results(tmp_path, headline=False)
     block = closing_block(_config(), tmp_path)

@@ -61,6 +61,16 @@ def _numbers(values: list[float]) -> list[str]:
     return [f"{v:.3f}" for v in values]
 
 
+def report_profiles(root: Path) -> set[str]:
+    """The profiles the reproduction report has a section for (an own-captions profile has
+    none: pointing at the report would send the user to a PDF without their numbers)."""
+    from halluscope.data.fetch import project_root
+    from halluscope.report.paper import sections
+
+    base = root if (root / "paper" / "sections").is_dir() else project_root()
+    return {section.profile for section in sections(base)}
+
+
 def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bool = True) -> str:
     """The block's lines for the run's profile (``config["profile"]``); ``numbers=False`` when
     the run did not build the metrics (they could be older than its tables)."""
@@ -84,10 +94,11 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
         extra = f"; per model: {headline}/" if (root / headline).is_dir() else ""
         lines.append(f"  metrics  {full}{extra}")
     report = Path("results/paper/report.pdf")
-    if (root / report).is_file():
-        lines.append(f"  report   {report}")
-    else:
-        lines.append(f"  report   make paper -> {report}")
+    if profile in report_profiles(root):  # a profile the report has no section for: no line
+        if (root / report).is_file():
+            lines.append(f"  report   {report}")
+        else:
+            lines.append(f"  report   make paper -> {report}")
     rows = _rows(headline_numbers(root / headline)) if numbers else []
     if rows:
         shown = sorted({m for _, cells in rows for m in cells})[:MAX_MODELS]
