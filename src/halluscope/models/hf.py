@@ -29,15 +29,29 @@ first user message (``{"type": "image"}``), as the LVLM chat templates expect.
 Generation (``Request.params``): ``max_new_tokens`` (default 128), ``temperature`` (0 = greedy,
 default), ``top_p`` (default 1.0) and ``top_k`` (default 0 = off) when sampling, optional
 ``repetition_penalty``, and ``seed`` (default 0). Requests are grouped by these parameters (and by
-whether they carry an image), split into batches of at most ``batch_size`` and padded on the LEFT
-(decoder-only models continue from the last position, so right padding would put pad tokens
-between the prompt and the answer). ``torch.manual_seed(seed)`` is called before every batch, so a
-rerun of the same batches gives the same answers. Caveat: a *sampled* answer also depends on the
-other requests of its batch (they share the random stream), and padding can change the last bits
-of a greedy answer; the cache key does not record batch composition, so use greedy decoding when
-answers must not depend on batching. Decoding settings not given in ``params`` come from the
-checkpoint's ``generation_config`` (pinned by the revision). Only the new tokens are decoded
-(special tokens skipped, surrounding whitespace stripped).
+whether they carry an image) and split into batches of at most ``batch_size``. A batch is padded
+on the side that keeps every real token where it is when the request is alone: on the LEFT for
+decoder-only models (they continue from the last position; position ids follow the attention
+mask), on the RIGHT for encoder-decoders (InstructBLIP/BLIP-2 with Flan-T5, Florence-2: the
+processor puts the image tokens first, and left pads between image and text would move the text,
+which T5's relative and BART's absolute positions both see); InstructBLIP's Q-Former text is
+right-padded too. ``torch.manual_seed(seed)`` is called before every batch.
+
+The guarantee, tested for every family in ``tests/test_model_families.py`` (tiny random
+checkpoints, float32 on CPU): at batch size 1 and 4, with prompts of different lengths, greedy
+answers are the same tokens and the first-token logits differ by at most ``BATCH_LOGIT_ATOL``
+(1e-4; what is seen is about 1e-6). Not promised: bf16/fp16 on a GPU, where kernels may reduce in
+another order for another batch shape, so a greedy near-tie can flip (compare a few answers at
+batch 1 with ``halluscope check-model`` if that matters); and *sampled* answers, which also depend
+on the other requests of their batch (they share the random stream). The cache key does not record
+batch composition.
+
+Decoding settings not given in ``params`` come from the checkpoint's ``generation_config``
+(pinned by the revision). Only the new tokens are decoded (special tokens skipped, surrounding
+whitespace stripped). ``meta``: ``new_tokens`` counts the
+generated tokens up to and including the first eos (never the prompt, nor an encoder-decoder's
+decoder start token), ``finish_reason`` is ``stop`` when the model ended the answer and ``length``
+when ``max_new_tokens`` cut it.
 
 Identity (the cache key's model part): ``{"backend": "hf", "name": model, "revision": ...}`` where
 the revision is the commit hash of the hub snapshot (resolved from ``revision``, a branch or tag,
@@ -85,6 +99,9 @@ SPEC_KEYS = frozenset(
     }
 )
 DEFAULT_MAX_NEW_TOKENS = 128
+#: The first-token logit difference between batch size 1 and 4 that the family tests allow
+#: (float32, CPU; see the module docstring).
+BATCH_LOGIT_ATOL = 1e-4
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
 _SNAPSHOT = re.compile(r"(?:^|/)snapshots/([0-9a-f]{40})(?:/|$)")
@@ -277,6 +294,7 @@ class HFBackend:
         self._model: Any = None
         self._processor: Any = None  # AutoProcessor (image-text-to-text) or tokenizer (causal-lm)
         self._device: Any = None
+        self._encoder_decoder = False
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -353,9 +371,16 @@ class HFBackend:
                 source, **load_kwargs
             )
             model_class = transformers.AutoModelForCausalLM
-        tokenizer.padding_side = "left"
+        config = transformers.AutoConfig.from_pretrained(source, **load_kwargs)
+        self._encoder_decoder = is_encoder_decoder(config)
+        side = self.padding_side
+        tokenizer.padding_side = side
         if hasattr(processor, "padding_side"):
-            processor.padding_side = "left"
+            processor.padding_side = side
+        qformer_tokenizer = getattr(processor, "qformer_tokenizer", None)
+        if qformer_tokenizer is not None:
+            # InstructBLIP's Q-Former is a BERT (absolute positions): right padding keeps them.
+            qformer_tokenizer.padding_side = "right"
         if tokenizer.pad_token_id is None:
             if tokenizer.eos_token is None:
                 raise ValueError(
@@ -378,6 +403,18 @@ class HFBackend:
         model.to(device)
         model.eval()
         self._model, self._processor, self._device = model, processor, device
+
+    @property
+    def padding_side(self) -> str:
+        """``left`` for decoder-only models, ``right`` for encoder-decoders (known after load).
+
+        Why: a decoder-only model continues from the last position, so its pads go first (its
+        position ids come from the attention mask); an encoder reads the whole prompt at once, so
+        right pads leave every real token where it is alone. Left pads would shift the text away
+        from the image tokens the processor puts first (T5's relative and BART's absolute
+        positions), which changed answers with the batch size.
+        """
+        return "right" if self._encoder_decoder else "left"
 
     @property
     def tokenizer(self) -> Any:
@@ -410,7 +447,7 @@ class HFBackend:
         return messages
 
     def _encode(self, requests: Sequence[Request], images: Sequence[Any]) -> Any:
-        """Tokenize one batch (left padded) as PyTorch tensors."""
+        """Tokenize one batch (padded on :attr:`padding_side`) as PyTorch tensors."""
         processor = self._processor
         has_images = images[0] is not None
         if self.prompt_format == "plain":
@@ -432,7 +469,7 @@ class HFBackend:
                 tokenize=True,
                 return_dict=True,
                 return_tensors="pt",
-                processor_kwargs={"padding": True, "padding_side": "left"},
+                processor_kwargs={"padding": True, "padding_side": self.padding_side},
                 **template,
             )
         return processor.apply_chat_template(
@@ -500,27 +537,19 @@ class HFBackend:
             inputs["pixel_values"] = pixels.to(model.dtype)  # processors return float32
         options = {k: v for k, v in settings.items() if k != "seed"}
         config = GenerationConfig(**options, pad_token_id=tokenizer.pad_token_id)
-        eos = config.eos_token_id or model.generation_config.eos_token_id or tokenizer.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        defaults = model.generation_config
+        eos_ids = _token_ids(config.eos_token_id, defaults.eos_token_id, tokenizer.eos_token_id)
+        # BART-style configs (Florence-2) force eos as the last token the limit allows.
+        forced_ids = _token_ids(config.forced_eos_token_id, defaults.forced_eos_token_id)
         torch.manual_seed(int(settings["seed"]))
         with torch.inference_mode():
             output = model.generate(**inputs, generation_config=config)
-        prompt_ids = inputs["input_ids"]
-        width = prompt_ids.shape[1]
-        # Decoder-only models return prompt + answer; a few (encoder-decoder style) only the answer.
-        if output.shape[1] >= width and torch.equal(output[:, :width], prompt_ids):
-            new_tokens = output[:, width:]
-        else:
-            new_tokens = output
+        new_tokens = self._answer_tokens(output, inputs["input_ids"])
         texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         responses = []
         identity = self.identity
         for request, row, text in zip(requests, new_tokens.tolist(), texts, strict=True):
-            stop = next((n for n, token in enumerate(row) if token in eos_ids), None)
-            meta = {
-                "new_tokens": len(row) if stop is None else stop + 1,
-                "finish_reason": "length" if stop is None else "stop",
-            }
+            meta = answer_meta(row, eos_ids, int(settings["max_new_tokens"]), forced_ids)
             responses.append(
                 Response(
                     request_id=request.request_id,
@@ -531,6 +560,52 @@ class HFBackend:
                 )
             )
         return responses
+
+    def _answer_tokens(self, output: Any, prompt_ids: Any) -> Any:
+        """The generated tokens of ``output`` without the prompt or the decoder start token.
+
+        Decoder-only models return prompt + answer (a few multimodal ones only the answer); an
+        encoder-decoder returns its decoder start token (T5: pad, BART/Florence-2: eos) + answer,
+        and that start token was never generated.
+        """
+        import torch
+
+        if self._encoder_decoder:
+            return output[:, 1:]
+        width = prompt_ids.shape[1]
+        if output.shape[1] >= width and torch.equal(output[:, :width], prompt_ids):
+            return output[:, width:]
+        return output
+
+
+def _token_ids(*candidates: int | list[int] | None) -> set[int]:
+    """The first token id (or list of ids) given, as a set; id 0 is an id, not a missing one."""
+    for ids in candidates:
+        if ids is not None:
+            return set(ids) if isinstance(ids, list) else {int(ids)}
+    return set()
+
+
+def is_encoder_decoder(config: Any) -> bool:
+    """Whether a model config (or its text config: InstructBLIP/BLIP-2 with T5) is seq2seq."""
+    if getattr(config, "is_encoder_decoder", False):
+        return True
+    text = getattr(config, "text_config", None)
+    return bool(getattr(text, "is_encoder_decoder", False))
+
+
+def answer_meta(
+    row: Sequence[int], eos_ids: set[int], max_new_tokens: int, forced_eos: set[int] = frozenset()
+) -> dict[str, Any]:
+    """``new_tokens`` up to and including the first eos; ``finish_reason`` ``stop`` when the
+    model ended the answer, ``length`` when ``max_new_tokens`` cut it: no eos, or only the eos
+    that a ``forced_eos_token_id`` config puts at the last allowed position. A row of a batch that
+    stopped early is padded after its eos, so those pads never count."""
+    stop = next((n for n, token in enumerate(row) if token in eos_ids), None)
+    if stop is None:
+        return {"new_tokens": min(len(row), max_new_tokens), "finish_reason": "length"}
+    forced = stop == max_new_tokens - 1 and row[stop] in forced_eos
+    return {"new_tokens": stop + 1, "finish_reason": "length" if forced else "stop"}
 
 
 @register_backend("hf")
