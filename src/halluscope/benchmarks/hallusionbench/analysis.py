@@ -34,6 +34,19 @@ def _needs_same(r: Judged) -> bool:
     return r.same
 
 
+def needs_same(category: str, visual_input: str, verdict: int, original: int) -> bool:
+    """Whether :func:`attribute` reads the same-answer check of an answer to a question of
+    figure 1 or more, given its verdict and ``original``, its pair's figure-0 verdict.
+
+    Why: the reference asks GPT-4 for every answer; only these branches read the reply, so the
+    LLM judge asks only here and the numbers are the same for fewer calls."""
+    if verdict != WRONG:
+        return False
+    if category == "VD":
+        return original == CORRECT
+    return original == WRONG or (original == CORRECT and visual_input == "2")
+
+
 def attribute(r: Judged, original: int) -> tuple[int, int]:
     """(LH, VI) of one record, ``original`` being the verdict of its pair's figure-0 record
     (the reference's branches, in its order)."""

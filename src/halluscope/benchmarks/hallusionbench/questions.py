@@ -51,6 +51,11 @@ class Question:
     def key(self) -> Key:
         return (self.category, self.subcategory, self.set_id, self.figure_id, self.question_id)
 
+    @property
+    def pair(self) -> tuple[str, str, str, str]:
+        """The question pair: this question across the figures of its set."""
+        return (self.category, self.subcategory, self.set_id, self.question_id)
+
 
 @dataclass(frozen=True)
 class Answer:

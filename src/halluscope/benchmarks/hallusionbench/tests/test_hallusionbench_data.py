@@ -100,3 +100,27 @@ def test_the_full_benchmark_right_and_unsure(tmp_path: Path) -> None:
     assert doc["aAcc"] == round(100 * 178 / 1129, 4) and doc["n_uncertain"] == 1129
     assert doc["fAcc"] == 0.0 and doc["qAcc"] == 0.0
     assert doc["n_uncertain_counted_correct"] == 178
+
+
+def test_the_public_sample_is_known_as_gpt4v_and_said_not_comparable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The registered sample is GPT-4V's answers: the command sets the README's two GPT-4V
+    rows beside ours, ours minus published, and says the sample covers 254 of 1,129."""
+    from halluscope.cli import main
+
+    out = tmp_path / "o.json"
+    code = main(["hallusionbench", "--answers", str(SAMPLE), "--questions", str(QUESTIONS),
+                 "--leaderboard", str(DATA / "leaderboard.json"), "--out", str(out)])  # fmt: skip
+    assert code == 0
+    board = json.loads(out.read_text(encoding="utf-8"))["leaderboard"]
+    assert board["model"] == "GPT4V" and "public sample" in board["why"]
+    assert board["same_questions"] is False
+    assert "ours over 254 of 1129 questions: not comparable one to one" in board["note"]
+    rows = {r["evaluation"]: r for r in board["published"]}
+    assert set(rows) == {"GPT Eval", "Human Eval"}
+    assert rows["GPT Eval"]["difference"] == {
+        "aAcc": -4.2564, "fAcc": -19.5901, "qAcc": 5.398, "easy_aAcc": -5.5145,
+        "hard_aAcc": -8.6002,
+    }  # fmt: skip
+    assert "not comparable one to one" in capsys.readouterr().err
