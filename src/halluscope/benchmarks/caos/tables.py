@@ -476,23 +476,13 @@ def table1_latex(
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
 
 
-#: ``extract.synonyms`` of CHAIR's own list (the registered data file), which every published
-#: CHAIR number uses.
-CHAIR_SYNONYMS = "chair/synonyms.txt"
-
-
 def synonyms_sentence(synonyms: str) -> str:
-    """Which MSCOCO synonym list mapped caption words to classes, when it is not halluscope's
-    own table (``extract.synonyms: builtin``, whose captions say nothing, as before)."""
+    """Which MSCOCO synonym list mapped words to classes when it is not halluscope's own
+    (``builtin``, unnamed as before); ``chair/synonyms.txt`` is CHAIR's, as published CHAIR."""
     if synonyms == "builtin":
         return ""
-    mapped = " Words are mapped to MSCOCO classes by "
-    if synonyms == CHAIR_SYNONYMS:
-        return (
-            mapped + r"CHAIR's own synonym list (\texttt{chair/synonyms.txt}), as published"
-            " CHAIR numbers are."
-        )
-    return mapped + rf"the synonym list \texttt{{{latex_escape(synonyms)}}}."
+    named = "CHAIR's own synonym list (" if synonyms == "chair/synonyms.txt" else "the list ("
+    return rf" Words are mapped to MSCOCO classes by {named}\texttt{{{latex_escape(synonyms)}}})."
 
 
 def chair_counts_sentence(chair_counts: str, bounds: bool) -> str:
