@@ -195,6 +195,8 @@ def test_batch_of_four_answers_as_one_by_one(
     assert together_spy.batches == [4] and alone_spy.batches == [1, 1, 1, 1]
     model = together_backend._model
     assert hf_module.is_encoder_decoder(model.config) is family.encoder_decoder
+    plain = model.config.model_type in hf_module.PLAIN_PROMPT_FAMILIES
+    assert together_backend._format == ("plain" if plain else "chat"), "auto prompt format"
 
     masks = [row["mask"] for row in together_spy.rows]
     assert not all(bool(m.all()) for m in masks), "prompts of different lengths must pad"
@@ -249,3 +251,30 @@ def test_meta_counts_generated_tokens_and_says_why_it_ended(
     ]
     _set_generation(model, eos_token_id=stop_token)
     assert [r.meta for r in backend.generate(requests)] == expected
+
+
+def test_no_chat_template_outside_the_plain_families_names_the_key(
+    checkpoints: dict[str, Path], tmp_path: Path
+) -> None:
+    """A LLaVA without its chat template: ``auto`` cannot guess where the image goes, so the
+    backend says in one line which spec key to set, before any request is answered."""
+    import json
+    import shutil
+
+    bare = tmp_path / "llava-without-template"
+    shutil.copytree(checkpoints["llava-1-5"], bare)
+    for name in ("chat_template.jinja", "chat_template.json"):
+        (bare / name).unlink(missing_ok=True)
+    for name in ("processor_config.json", "tokenizer_config.json"):
+        if (bare / name).exists():
+            config = json.loads((bare / name).read_text())
+            config.pop("chat_template", None)
+            (bare / name).write_text(json.dumps(config))
+    backend = hf_module.from_spec(
+        {"backend": "hf", "model": str(bare), "kind": "image-text-to-text"}
+    )
+    with pytest.raises(
+        ValueError, match=r"\(llava\) has no chat template; set 'chat_template'"
+    ) as err:
+        backend._load()
+    assert "\n" not in str(err.value)

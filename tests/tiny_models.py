@@ -716,7 +716,6 @@ def build_florence2(directory: Path) -> None:
     _save(directory, transformers.Florence2ForConditionalGeneration(config), processor)
 
 
-PLAIN = {"prompt_format": "plain"}
 FAMILIES: tuple[Family, ...] = (
     Family("LLaVA-1.5", "llava-hf/llava-1.5-7b-hf", build_llava),
     Family("LLaVA-NeXT", "llava-hf/llava-v1.6-mistral-7b-hf", build_llava_next),
@@ -757,28 +756,23 @@ FAMILIES: tuple[Family, ...] = (
         not_tested=f"{VIDEO_STAND_IN}; {NUM2WORDS_STAND_IN}",
     ),
     Family("Gemma 3", "google/gemma-3-4b-it", build_gemma3),
-    Family("PaliGemma 2", "google/paligemma2-3b-mix-224", build_paligemma2, spec=PLAIN),
+    Family("PaliGemma 2", "google/paligemma2-3b-mix-224", build_paligemma2),
     Family(
         "InstructBLIP (Vicuna)",
         "Salesforce/instructblip-vicuna-7b",
         lambda d: build_instructblip(d, t5=False),
-        spec=PLAIN,
     ),
     Family(
         "InstructBLIP (Flan-T5)",
         "Salesforce/instructblip-flan-t5-xl",
         lambda d: build_instructblip(d, t5=True),
-        spec=PLAIN,
         encoder_decoder=True,
     ),
-    Family(
-        "BLIP-2 (OPT)", "Salesforce/blip2-opt-2.7b", lambda d: build_blip2(d, t5=False), spec=PLAIN
-    ),
+    Family("BLIP-2 (OPT)", "Salesforce/blip2-opt-2.7b", lambda d: build_blip2(d, t5=False)),
     Family(
         "BLIP-2 (Flan-T5)",
         "Salesforce/blip2-flan-t5-xl",
         lambda d: build_blip2(d, t5=True),
-        spec=PLAIN,
         encoder_decoder=True,
     ),
     Family("Mllama", "meta-llama/Llama-3.2-11B-Vision-Instruct", build_mllama),
@@ -793,7 +787,6 @@ FAMILIES: tuple[Family, ...] = (
         "Florence-2",
         "florence-community/Florence-2-base",
         build_florence2,
-        spec=PLAIN,
         encoder_decoder=True,
     ),
 )

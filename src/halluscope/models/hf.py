@@ -16,9 +16,11 @@ Spec (a ``params.yaml`` model entry)::
 - ``dtype``: ``auto`` (bfloat16 on a GPU that supports it, else float16; float32 on CPU),
   ``float32``, ``bfloat16``, ``float16``. ``device``: ``auto`` (CUDA when available, else CPU),
   ``cpu``, ``cuda`` or ``cuda:N``. ``batch_size``: the largest batch sent to ``generate``.
-- ``prompt_format``: ``chat`` (default: the checkpoint's chat template, or ``chat_template`` given
-  here) or ``plain`` (the message texts joined by newlines, for checkpoints without a chat
-  template such as InstructBLIP; the processor adds its own image tokens).
+- ``prompt_format``: ``auto`` (default: ``chat`` when the checkpoint has a chat template or
+  ``chat_template`` is given here, ``plain`` for the families known to take a bare prompt:
+  BLIP-2, InstructBLIP, PaliGemma, Florence-2; otherwise an error naming the key to set),
+  ``chat`` (the chat template) or ``plain`` (the message texts joined by newlines; the processor
+  adds its own image tokens).
 - ``name``: the model name written in responses (default: the ``params.yaml`` model id, passed as
   the ``model_name`` context, else ``model``).
 
@@ -83,7 +85,10 @@ from halluscope.models.base import Request, Response, register_backend
 
 KINDS = ("image-text-to-text", "causal-lm")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-PROMPT_FORMATS = ("chat", "plain")
+PROMPT_FORMATS = ("auto", "chat", "plain")
+#: Families (``config.model_type``) whose processor places the image itself and whose checkpoints
+#: take a bare prompt, with no chat template: ``auto`` picks ``plain`` for them.
+PLAIN_PROMPT_FAMILIES = frozenset({"blip-2", "instructblip", "paligemma", "florence2"})
 SPEC_KEYS = frozenset(
     {
         "backend",
@@ -257,7 +262,7 @@ class HFBackend:
         dtype: str = "auto",
         device: str = "auto",
         batch_size: int = 8,
-        prompt_format: str = "chat",
+        prompt_format: str = "auto",
         chat_template: str | None = None,
         name: str | None = None,
     ) -> None:
@@ -295,6 +300,7 @@ class HFBackend:
         self._processor: Any = None  # AutoProcessor (image-text-to-text) or tokenizer (causal-lm)
         self._device: Any = None
         self._encoder_decoder = False
+        self._format = prompt_format if prompt_format != "auto" else "chat"
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -320,7 +326,8 @@ class HFBackend:
                 "name": self.model_id,
                 "revision": revision,
             }
-            if self.prompt_format != "chat":
+            if self.prompt_format not in ("auto", "chat"):
+                # auto is decided by the checkpoint files, which the revision already pins
                 identity["prompt_format"] = self.prompt_format
             if self.chat_template is not None:
                 identity["chat_template_sha256"] = hashlib.sha256(
@@ -388,13 +395,7 @@ class HFBackend:
                     "token, so batches cannot be padded"
                 )
             tokenizer.pad_token = tokenizer.eos_token
-        if self.prompt_format == "chat" and self.chat_template is None:
-            if not getattr(processor, "chat_template", None):
-                raise ValueError(
-                    f"hf backend: {self.model_id!r} has no chat template; set 'chat_template' in "
-                    "the model spec, or 'prompt_format: plain' for checkpoints that take a bare "
-                    "prompt (e.g. InstructBLIP)"
-                )
+        self._format = self._resolve_prompt_format(processor, config)
         if device.type == "cuda" and importlib.util.find_spec("accelerate") is not None:
             # Straight onto the GPU; without accelerate transformers refuses a device_map, so the
             # weights go through CPU memory first.
@@ -403,6 +404,26 @@ class HFBackend:
         model.to(device)
         model.eval()
         self._model, self._processor, self._device = model, processor, device
+
+    def _resolve_prompt_format(self, processor: Any, config: Any) -> str:
+        """``chat`` when a chat template is there (the checkpoint's or the spec's), ``plain`` for
+        the families known to take a bare prompt; otherwise one line naming the key to set."""
+        has_template = self.chat_template is not None or bool(
+            getattr(processor, "chat_template", None)
+        )
+        if self.prompt_format == "plain" or (self.prompt_format == "chat" and has_template):
+            return self.prompt_format
+        family = getattr(config, "model_type", None) or "unknown family"
+        if self.prompt_format == "auto":
+            if has_template:
+                return "chat"
+            if family in PLAIN_PROMPT_FAMILIES and self.kind == "image-text-to-text":
+                return "plain"
+        raise ValueError(
+            f"hf backend: {self.model_id!r} ({family}) has no chat template; set 'chat_template' "
+            "in the model spec, or 'prompt_format: plain' if the checkpoint takes a bare prompt "
+            f"(as {', '.join(sorted(PLAIN_PROMPT_FAMILIES))} do, chosen by default)"
+        )
 
     @property
     def padding_side(self) -> str:
@@ -450,7 +471,7 @@ class HFBackend:
         """Tokenize one batch (padded on :attr:`padding_side`) as PyTorch tensors."""
         processor = self._processor
         has_images = images[0] is not None
-        if self.prompt_format == "plain":
+        if self._format == "plain":
             texts = ["\n".join(m["content"] for m in r.messages) for r in requests]
             if self.kind == "image-text-to-text":
                 return processor(
@@ -634,7 +655,7 @@ def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) 
         dtype=spec.get("dtype", "auto"),
         device=spec.get("device", "auto"),
         batch_size=spec.get("batch_size", 8),
-        prompt_format=spec.get("prompt_format", "chat"),
+        prompt_format=spec.get("prompt_format", "auto"),
         chat_template=spec.get("chat_template"),
         name=spec.get("name") or model_name,
     )
