@@ -16,7 +16,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND
     -DGGML_AMX_BF16=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=ON -DGGML_BLAS=OFF
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: help install install-llama system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
+.PHONY: help install install-llama install-vlm system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
 
 # `make` alone lists the targets: each target's line ends with `## what it does`.
 help: ## this list
@@ -60,6 +60,13 @@ install: $(STAMP) ## the pinned virtualenv .venv (llama.cpp compiled once per ma
 install-llama: ## recompile llama-cpp-python with the pinned instruction set
 	rm -f $(VENV)/.llama-*
 	$(MAKE) $(LLAMA_STAMP)
+
+# What real VLM families need beside the pinned torch on a GPU machine: torchvision built for that
+# torch (the video processors of Qwen2/2.5/3-VL, LLaVA-OneVision, SmolVLM, InternVL load it),
+# num2words (SmolVLM) and accelerate (weights straight onto the GPU): pyproject's `vlm` extra,
+# pinned. `make install`, `make test` and CI never install it.
+install-vlm: $(STAMP) ## add torchvision, num2words, accelerate for real VLMs (GPU machine)
+	$(BIN)/pip install -e '.[vlm]'
 
 # The Debian packages the pipeline and the tests call outside Python: pdflatex (the report and
 # its build test), Java (METEOR 1.5 for NOPE), git (DVC), npm (the plotting libraries of

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before huggingface_hub reads it at import time
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -74,8 +75,9 @@ def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     yield Lazy()
 
 
-@pytest.fixture(autouse=True)
-def _video_stand_ins() -> Iterator[None]:
+@pytest.fixture
+def video_stand_ins() -> Iterator[None]:
+    """The families' video parts replaced (see :func:`tiny_models.stand_ins`)."""
     with stand_ins():
         yield
 
@@ -176,6 +178,7 @@ def _image_token(config: Any) -> int | None:
     return None
 
 
+@pytest.mark.usefixtures("video_stand_ins")
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.slug for f in FAMILIES])
 def test_batch_of_four_answers_as_one_by_one(
     family: Family,
@@ -218,6 +221,7 @@ def test_batch_of_four_answers_as_one_by_one(
     assert [r.meta for r in together] == [r.meta for r in alone]
 
 
+@pytest.mark.usefixtures("video_stand_ins")
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.slug for f in FAMILIES])
 def test_meta_counts_generated_tokens_and_says_why_it_ended(
     family: Family,
@@ -278,3 +282,40 @@ def test_no_chat_template_outside_the_plain_families_names_the_key(
     ) as err:
         backend._load()
     assert "\n" not in str(err.value)
+
+
+NEEDING = [f for f in FAMILIES if f.needs]
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=[f.slug for f in FAMILIES])
+def test_the_backend_knows_each_familys_extra_packages(
+    family: Family, checkpoints: dict[str, Path]
+) -> None:
+    import json
+
+    config = json.loads((checkpoints[family.slug] / "config.json").read_text())
+    assert hf_module.FAMILY_PACKAGES.get(config["model_type"], ()) == family.needs
+
+
+@pytest.mark.parametrize("family", NEEDING, ids=[f.slug for f in NEEDING])
+def test_a_missing_package_stops_before_any_job_naming_the_install_command(
+    family: Family, checkpoints: dict[str, Path]
+) -> None:
+    """Without the stand-ins, a family whose package is missing here fails params validation
+    (the spec check) and, at load, names the family, the package and ``make install-vlm``,
+    in one line, from the ImportError transformers raises."""
+    import importlib.util
+
+    missing = [p for p in family.needs if importlib.util.find_spec(p) is None]
+    if not missing:
+        pytest.skip(f"{', '.join(family.needs)} installed here")
+    spec = {"backend": "hf", "model": str(checkpoints[family.slug]), "kind": "image-text-to-text"}
+    with pytest.raises(
+        ValueError, match=rf"^models\.m: hf backend: .* needs the package {missing[0]}"
+    ):
+        hf_module.check_spec(spec, "m")
+    with pytest.raises(RuntimeError) as err:
+        hf_module.from_spec(spec)._load()
+    message = str(err.value)
+    assert "\n" not in message and hf_module.INSTALL_VLM in message
+    assert re.search(rf"needs the package ({'|'.join(missing)}),", message), message

@@ -81,7 +81,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.models.base import Request, Response, register_backend
+from halluscope.models.base import Request, Response, register_backend, register_spec_check
 
 KINDS = ("image-text-to-text", "causal-lm")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -103,6 +103,19 @@ SPEC_KEYS = frozenset(
         "name",
     }
 )
+#: Packages beyond the base install that a family's processor imports on load (its video
+#: processor: torchvision; SmolVLM's: num2words), by ``config.model_type``.
+FAMILY_PACKAGES: Mapping[str, tuple[str, ...]] = {
+    "llava_onevision": ("torchvision",),
+    "llava_next_video": ("torchvision",),
+    "qwen2_vl": ("torchvision",),
+    "qwen2_5_vl": ("torchvision",),
+    "qwen3_vl": ("torchvision",),
+    "qwen3_vl_moe": ("torchvision",),
+    "internvl": ("torchvision",),
+    "smolvlm": ("torchvision", "num2words"),
+}
+INSTALL_VLM = "make install-vlm"
 DEFAULT_MAX_NEW_TOKENS = 128
 #: The first-token logit difference between batch size 1 and 4 that the family tests allow
 #: (float32, CPU; see the module docstring).
@@ -370,7 +383,11 @@ class HFBackend:
         source = str(Path(self.model_id).expanduser()) if self.is_local else self.model_id
         device, dtype = self._resolve_device_dtype()
         if self.kind == "image-text-to-text":
-            processor = transformers.AutoProcessor.from_pretrained(source, **load_kwargs)
+            try:
+                processor = transformers.AutoProcessor.from_pretrained(source, **load_kwargs)
+            except ImportError as err:
+                family = _model_type(source, load_kwargs)
+                raise RuntimeError(missing_package_message(self.model_id, family, err)) from None
             tokenizer = processor.tokenizer
             model_class = transformers.AutoModelForImageTextToText
         else:
@@ -597,6 +614,73 @@ class HFBackend:
         if output.shape[1] >= width and torch.equal(output[:, :width], prompt_ids):
             return output[:, width:]
         return output
+
+
+def _model_type(source: str, load_kwargs: Mapping[str, Any]) -> str:
+    import transformers
+
+    try:
+        return transformers.AutoConfig.from_pretrained(source, **load_kwargs).model_type
+    except Exception:  # the config is read again, and its error shown, by the model load
+        return "unknown family"
+
+
+def _missing_package(err: ImportError) -> str:
+    """The package an ImportError of transformers names (``requires the X library``,
+    ``Package `x` is required``), else the error's module name or its first line."""
+    text = str(err)
+    found = re.search(r"requires the (\w+) library", text) or re.search(
+        r"[Pp]ackage `([\w.-]+)` is required", text
+    )
+    if found:
+        return found.group(1).lower()
+    return err.name or text.strip().splitlines()[0]
+
+
+def missing_package_message(model: str, family: str, err: ImportError | str) -> str:
+    """One line: the family, the missing package, the command that installs it."""
+    package = err if isinstance(err, str) else _missing_package(err)
+    return (
+        f"hf backend: model {model!r} ({family}) needs the package {package}, which is not "
+        f"installed: run `{INSTALL_VLM}` (pip install -e '.[vlm]') on this machine"
+    )
+
+
+def _local_config(model: str, revision: str | None) -> dict[str, Any] | None:
+    """``config.json`` of a local directory or of a hub snapshot already cached, without any
+    download (None when neither is there)."""
+    import json
+
+    path = Path(model).expanduser() / "config.json"
+    if not path.is_file():
+        if model.startswith(("/", "./", "../", "~")) or model.count("/") != 1:
+            return None
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(model, "config.json", revision=revision)
+        if not isinstance(cached, str):
+            return None
+        path = Path(cached)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+@register_spec_check("hf")
+def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
+    """Before any job: a model whose family needs a package this machine lacks (read from a
+    local or cached ``config.json``; nothing is downloaded) fails params validation in one line."""
+    model = spec.get("model")
+    if not isinstance(model, str) or spec.get("kind") != "image-text-to-text":
+        return
+    config = _local_config(model, spec.get("revision"))
+    family = (config or {}).get("model_type")
+    for package in FAMILY_PACKAGES.get(family, ()):
+        if importlib.util.find_spec(package) is None:
+            raise ValueError(
+                f"models.{model_id}: {missing_package_message(model, family, package)}"
+            )
 
 
 def _token_ids(*candidates: int | list[int] | None) -> set[int]:
