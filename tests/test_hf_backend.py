@@ -403,3 +403,43 @@ def test_hub_revision_is_the_snapshot_commit(monkeypatch: pytest.MonkeyPatch) ->
     fresh = make_backend({"backend": "hf", "model": "org/other", "kind": "causal-lm"})
     with pytest.raises(RuntimeError, match="cannot resolve model 'org/other'"):
         _ = fresh.identity
+
+
+def test_cuda_out_of_memory_halves_the_batch(
+    tiny: dict[str, Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A batch that runs out of GPU memory (injected here: a CPU machine) is halved and retried
+    with the same answers, logged once with the size that fit, which the next batches keep."""
+    spec = {"backend": "hf", "model": str(tiny["llava"]), "kind": "image-text-to-text"}
+    backend = make_backend({**spec, "batch_size": 4})
+    backend._load()
+    from dataclasses import replace
+
+    twice = _image_requests(tiny) * 2  # four requests, two images
+    requests = [replace(r, request_id=f"{r.request_id}/{n}") for n, r in enumerate(twice)]
+    alone = [make_backend({**spec, "batch_size": 1}).generate([r])[0].text for r in requests]
+    calls: list[int] = []
+    original = backend._model.generate
+
+    def generate(**kwargs: object) -> object:
+        calls.append(int(kwargs["input_ids"].shape[0]))
+        if calls[-1] > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+        return original(**kwargs)
+
+    monkeypatch.setattr(backend._model, "generate", generate)
+    with caplog.at_level("WARNING", logger="halluscope.models.hf"):
+        first = backend.generate(requests)
+        second = backend.generate(requests)
+    assert calls == [4, 2, 2, 2, 2]
+    assert [r.text for r in first] == alone == [r.text for r in second]
+    logged = [r.getMessage() for r in caplog.records if "out of memory" in r.getMessage()]
+    assert len(logged) == 1 and "batch size 4; batch size 2 fits" in logged[0]
+
+    one = make_backend({**spec, "batch_size": 1})
+    one._load()
+    monkeypatch.setattr(
+        one._model, "generate", lambda **_: (_ for _ in ()).throw(torch.cuda.OutOfMemoryError())
+    )
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        one.generate(requests[:1])  # nothing smaller to try

@@ -75,6 +75,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
+import logging
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -82,6 +83,8 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.models.base import Request, Response, register_backend, register_spec_check
+
+logger = logging.getLogger(__name__)
 
 KINDS = ("image-text-to-text", "causal-lm")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -313,6 +316,8 @@ class HFBackend:
         self._processor: Any = None  # AutoProcessor (image-text-to-text) or tokenizer (causal-lm)
         self._device: Any = None
         self._encoder_decoder = False
+        self._fits: int | None = None  # the batch size that fits, once one ran out of memory
+        self._halved = False
         self._format = prompt_format if prompt_format != "auto" else "chat"
 
     # -- identity -------------------------------------------------------------------------------
@@ -547,19 +552,45 @@ class HFBackend:
             else:
                 images.append(None)
         self._load()
+        import torch
+
         groups: dict[str, list[int]] = {}
         for index, (setting, image) in enumerate(zip(settings, images, strict=True)):
             key = repr((sorted(setting.items()), image is not None))
             groups.setdefault(key, []).append(index)
         results: list[Response | None] = [None] * len(requests)
         for indices in groups.values():
-            for start in range(0, len(indices), self.batch_size):
-                chunk = indices[start : start + self.batch_size]
-                answers = self._generate_batch(
-                    [requests[i] for i in chunk], [images[i] for i in chunk], settings[chunk[0]]
-                )
+            start = 0
+            while start < len(indices):
+                size = self.batch_size if self._fits is None else min(self._fits, self.batch_size)
+                chunk = indices[start : start + size]
+                try:
+                    answers = self._generate_batch(
+                        [requests[i] for i in chunk], [images[i] for i in chunk], settings[chunk[0]]
+                    )
+                except torch.cuda.OutOfMemoryError:
+                    if len(chunk) == 1:
+                        raise
+                    # The answers do not depend on the batch size (module docstring), so a
+                    # smaller batch costs time only; the size that fits is kept for the run.
+                    self._fits = len(chunk) // 2
+                    self._halved = True
+                    if torch.cuda.is_available():
+                        torch.cuda.empty_cache()
+                    continue
+                if self._halved:
+                    self._halved = False
+                    logger.warning(
+                        "hf backend: CUDA out of memory for %s at batch size %d; batch size %d "
+                        "fits (set batch_size: %d in its spec to start there)",
+                        self.model_id,
+                        len(chunk) * 2,
+                        len(chunk),
+                        len(chunk),
+                    )
                 for i, answer in zip(chunk, answers, strict=True):
                     results[i] = answer
+                start += len(chunk)
         return [r for r in results if r is not None]
 
     def _generate_batch(
