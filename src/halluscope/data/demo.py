@@ -24,6 +24,7 @@ from PIL import Image
 
 from halluscope.io import InputError, atomic_write_bytes, write_jsonl
 from halluscope.objects.coco import COCO_CLASSES  # one list of the 80 names for the whole package
+from halluscope.strict_yaml import strict_load
 
 __all__ = [
     "COCO_CLASSES",
@@ -268,7 +269,7 @@ def load_annotations(path: str | Path) -> list[dict[str, Any]]:
         line = path.read_bytes()[: err.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}: not valid UTF-8; expected a UTF-8 text file") from None
     try:
-        document = yaml.safe_load(text)
+        document = strict_load(text)  # a duplicate key is an error, not the last one
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -17,11 +17,12 @@ from typing import Any
 import yaml
 
 from halluscope.io import InputError
+from halluscope.strict_yaml import strict_load
 
 
 def read_yaml_list(path: Path, key: str) -> list[Any]:
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = strict_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except yaml.YAMLError as err:

@@ -117,9 +117,10 @@ def load_fallback(path: Path | None) -> dict[str, dict[str, list[str]]]:
     import yaml
 
     from halluscope.benchmarks.nope.metric import RELEVANCE_LEVELS
+    from halluscope.strict_yaml import strict_load
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = strict_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:
         raise InputError(f"{path}: cannot read the NOPE fallback objects ({err})") from None
     if not isinstance(data, Mapping):
