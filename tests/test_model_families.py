@@ -28,7 +28,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
-from tiny_models import FAMILIES, Family, build_family, stand_ins  # noqa: E402
+from tiny_models import FAMILIES, Family, build_family, family_table, stand_ins  # noqa: E402
 
 from halluscope.data.demo import encode_png, load_demo_image  # noqa: E402
 from halluscope.models import Request, user_message  # noqa: E402
@@ -198,8 +198,7 @@ def test_batch_of_four_answers_as_one_by_one(
     assert together_spy.batches == [4] and alone_spy.batches == [1, 1, 1, 1]
     model = together_backend._model
     assert hf_module.is_encoder_decoder(model.config) is family.encoder_decoder
-    plain = model.config.model_type in hf_module.PLAIN_PROMPT_FAMILIES
-    assert together_backend._format == ("plain" if plain else "chat"), "auto prompt format"
+    assert together_backend._format == ("plain" if family.plain else "chat"), "auto format"
 
     masks = [row["mask"] for row in together_spy.rows]
     assert not all(bool(m.all()) for m in masks), "prompts of different lengths must pad"
@@ -319,3 +318,10 @@ def test_a_missing_package_stops_before_any_job_naming_the_install_command(
     message = str(err.value)
     assert "\n" not in message and hf_module.INSTALL_VLM in message
     assert re.search(rf"needs the package ({'|'.join(missing)}),", message), message
+
+
+def test_docs_show_the_family_table_of_these_tests() -> None:
+    """docs/models.md lists exactly the families tested here (regenerate it with
+    ``python tests/tiny_models.py``)."""
+    docs = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    assert family_table() in docs, "docs/models.md is stale: run python tests/tiny_models.py"

@@ -150,10 +150,10 @@ def build_tiny_models(root: Path) -> dict[str, Path]:
 
 #: Spec keys and docs text are read from here by tests/test_model_families.py and docs/models.md.
 VIDEO_STAND_IN = (
-    "the video processor (torchvision, which cannot be installed beside the pinned CPU torch "
-    "here); a stand-in that refuses videos takes its place, the image path is the real one"
+    "its video processor: torchvision cannot be installed beside the CPU torch here, so a "
+    "stand-in that refuses videos replaces it (the image path is real)"
 )
-NUM2WORDS_STAND_IN = "num2words (video prompts only; not in the base install): stood in for"
+NUM2WORDS_STAND_IN = "num2words (video prompts only) is stood in for"
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,7 @@ class Family:
     build: Callable[[Path], None]
     spec: Mapping[str, Any] = field(default_factory=dict)  # keys the family needs in a spec
     encoder_decoder: bool = False
+    plain: bool = False  # takes a bare prompt (no chat template): auto picks plain
     needs: tuple[str, ...] = ()  # packages beyond the base install its processor imports
     not_tested: str = ""  # which step this machine does not run, and why
 
@@ -756,24 +757,29 @@ FAMILIES: tuple[Family, ...] = (
         not_tested=f"{VIDEO_STAND_IN}; {NUM2WORDS_STAND_IN}",
     ),
     Family("Gemma 3", "google/gemma-3-4b-it", build_gemma3),
-    Family("PaliGemma 2", "google/paligemma2-3b-mix-224", build_paligemma2),
+    Family("PaliGemma 2", "google/paligemma2-3b-mix-224", build_paligemma2, plain=True),
     Family(
         "InstructBLIP (Vicuna)",
         "Salesforce/instructblip-vicuna-7b",
         lambda d: build_instructblip(d, t5=False),
+        plain=True,
     ),
     Family(
         "InstructBLIP (Flan-T5)",
         "Salesforce/instructblip-flan-t5-xl",
         lambda d: build_instructblip(d, t5=True),
         encoder_decoder=True,
+        plain=True,
     ),
-    Family("BLIP-2 (OPT)", "Salesforce/blip2-opt-2.7b", lambda d: build_blip2(d, t5=False)),
+    Family(
+        "BLIP-2 (OPT)", "Salesforce/blip2-opt-2.7b", lambda d: build_blip2(d, t5=False), plain=True
+    ),
     Family(
         "BLIP-2 (Flan-T5)",
         "Salesforce/blip2-flan-t5-xl",
         lambda d: build_blip2(d, t5=True),
         encoder_decoder=True,
+        plain=True,
     ),
     Family("Mllama", "meta-llama/Llama-3.2-11B-Vision-Instruct", build_mllama),
     Family(
@@ -788,6 +794,7 @@ FAMILIES: tuple[Family, ...] = (
         "florence-community/Florence-2-base",
         build_florence2,
         encoder_decoder=True,
+        plain=True,
     ),
 )
 """Every family the matrix tests (tests/test_model_families.py) and docs/models.md lists."""
@@ -800,3 +807,40 @@ def build_family(family: Family, directory: Path) -> Path:
     torch.manual_seed(0)
     family.build(directory)
     return directory
+
+
+DOCS_START = "<!-- family table: written by `python tests/tiny_models.py` -->"
+DOCS_END = "<!-- end of family table -->"
+
+
+def family_table() -> str:
+    """The docs/models.md table of :data:`FAMILIES` (a test keeps the docs equal to it)."""
+    from halluscope.models.hf import INSTALL_VLM
+
+    rows = [
+        "| family | e.g. | spec keys it needs | prompt, padding | extra packages | "
+        "not tested here (why) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for family in FAMILIES:
+        keys = ", ".join(f"`{k}`" for k in ("model", "kind", *family.spec))
+        prompt = "bare prompt (auto)" if family.plain else "chat template (auto)"
+        pads = "right (encoder-decoder)" if family.encoder_decoder else "left"
+        extra = ", ".join(family.needs) + f" (`{INSTALL_VLM}`)" if family.needs else "none"
+        rows.append(
+            f"| {family.name} | `{family.example}` | {keys} | {prompt}, {pads} | {extra} | "
+            f"{family.not_tested or '-'} |"
+        )
+    return "\n".join([DOCS_START, *rows, DOCS_END])
+
+
+def write_docs(path: Path) -> None:
+    """Replace the family table in docs/models.md by :func:`family_table`."""
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(DOCS_START, 1)
+    tail = rest.split(DOCS_END, 1)[1]
+    path.write_text(head + family_table() + tail, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_docs(Path(__file__).resolve().parents[1] / "docs" / "models.md")
