@@ -429,3 +429,12 @@ def test_the_explorer_digest_holds_its_page_files() -> None:
     assert {page / f"page.{suffix}" for suffix in ("html", "js", "css")} <= set(files)
     assert (ROOT / "src/halluscope/stages/explorer.py") in files
     assert not [p for stage in STAGES for p in code_files(stage.name, ROOT) if p.suffix == ".smk"]
+
+
+def test_the_how_to_shows_amber_s_declaration_as_it_is() -> None:
+    """docs/adding-a-benchmark.md's example of ``PARTS`` is AMBER's, word for word: a reader who
+    copies it copies what the registry reads."""
+    doc = (ROOT / "docs" / "adding-a-benchmark.md").read_text(encoding="utf-8")
+    shown = re.search(r"```python\n(PARTS = Parts\(.*?\n\))\n```", doc, re.S)
+    init = (PACKAGE / "benchmarks" / "amber" / "__init__.py").read_text(encoding="utf-8")
+    assert shown and shown[1] in init

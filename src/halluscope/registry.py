@@ -70,8 +70,8 @@ def benchmark_data_code() -> list[str]:
 
 
 def benchmark_modules(part: str) -> list[str]:
-    """Every packaged benchmark's ``<part>.py`` that exists (modules the registry imports at
-    run time, which the static import closure cannot see)."""
+    """Every packaged benchmark's module that its ``PARTS`` declares as ``part`` (modules the
+    registry imports at run time, which the static import closure cannot see)."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [b.module_file(part) for b in BENCHMARKS if b.module(part)]
@@ -89,8 +89,8 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
             f"{b.name}_all",
             [
                 _repo_path(b.rules),
-                *_existing(b, "common.smk", "schema.json"),
-                *_stage_files(b.name),
+                *_rule_side(b),
+                *_stage_files(b),
                 *(b.module_file(m) for m in ("simulated", "sources") if b.module(m)),
                 *b.dvc_data,
             ],
@@ -104,13 +104,9 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
     ]
 
 
-def _stage_files(benchmark: str) -> list[str]:
-    """The repository paths of the modules of a benchmark's folder that declare stages
-    (``@stage``, :func:`halluscope.stage_command.stage_modules`), in name order."""
-    from halluscope.stage_command import stage_modules
-
-    prefix = f"halluscope.benchmarks.{benchmark}."
-    modules = sorted({m for m in stage_modules().values() if m.startswith(prefix)})
+def _stage_files(benchmark: Any) -> list[str]:
+    """The repository paths of the modules its ``PARTS`` declares stages in, in name order."""
+    modules = sorted(set(benchmark.stage_modules().values()))
     return [f"src/{m.replace('.', '/')}.py" for m in modules]
 
 
@@ -142,15 +138,17 @@ def benchmark_report_code() -> list[str]:
         path
         for b in BENCHMARKS
         if b.dvc_stage or b.module("dvc_stages")
-        for path in (_repo_path(b.rules), *_existing(b, "common.smk", "schema.json", "report.py"))
+        for path in (
+            _repo_path(b.rules),
+            *_rule_side(b),
+            *([b.module_file("report")] if b.module("report") else []),
+        )
     ]
 
 
-def _existing(benchmark: Any, *names: str) -> list[str]:
-    """The repository paths of the files ``names`` that a benchmark's folder has."""
-    return [
-        f"{_repo_path(benchmark.folder)}/{n}" for n in names if (benchmark.folder / n).is_file()
-    ]
+def _rule_side(benchmark: Any) -> list[str]:
+    """The repository paths of a benchmark's declared rules helpers and params schema."""
+    return [benchmark.file(name) for name in (*benchmark.parts.helpers, benchmark.parts.schema)]
 
 
 def _repo_path(path: Path) -> str:
@@ -159,7 +157,7 @@ def _repo_path(path: Path) -> str:
 
 def _declared(part: str) -> list[dict[str, Any]]:
     """The ``part`` list (``BEFORE``, ``AFTER``, ``REPORTED``, ``PLOTS``) of every benchmark that
-    declares DVC stages of its own in a ``dvc_stages.py`` (CAOS's caption pipeline and scores)."""
+    declares DVC stages of its own (its ``dvc_stages`` part: CAOS's caption pipeline, scores)."""
     from halluscope.benchmarks import import_plugins
 
     return [entry for module in import_plugins("dvc_stages") for entry in getattr(module, part)]

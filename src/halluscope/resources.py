@@ -112,7 +112,7 @@ def _benchmark_answering_rules() -> list[str]:
 
 def _rule_models() -> dict[str, Callable[[Mapping[str, Any], Any], list[Needs]]]:
     """Every model-calling rule: the ``<name>_answers`` rules, and the rules each benchmark's
-    ``needs.py`` lists in ``RULE_NEEDS`` (rule -> the models one job loads)."""
+    ``needs`` part lists in ``RULE_NEEDS`` (rule -> the models one job loads)."""
     from halluscope.benchmarks import import_plugins
 
     found = {rule: answering_model for rule in _benchmark_answering_rules()}

@@ -26,7 +26,6 @@ import functools
 import importlib
 import inspect
 import json
-import re
 import sys
 import types
 import typing
@@ -41,7 +40,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 STAGES: dict[str, Callable[..., Any]] = {}
 """Stage name -> function, filled by :func:`stage` as the stage modules are imported."""
 
-MARK = re.compile(r'^@stage\("([\w-]+)"\)', re.M)
+#: The core stages, by name: their module of ``halluscope/stages/``, as a benchmark's ``PARTS``
+#: declares its own (:class:`halluscope.benchmarks.Parts`). Relative names on purpose: a full
+#: module name in a string is an import for :func:`halluscope.registry.module_imports`, and
+#: every stage imports this module.
+CORE_STAGES: dict[str, str] = {
+    "data": "data",
+    "explorer": "explorer",
+    "metrics": "report",
+    "paper": "report",
+    "assemble": "report",
+}
 
 
 def stage(name: str) -> Callable[[F], F]:
@@ -56,21 +65,17 @@ def stage(name: str) -> Callable[[F], F]:
 
 @functools.cache
 def stage_modules() -> dict[str, str]:
-    """Stage name -> the module that declares it, read from the source text (``@stage("...")``
-    lines) of ``halluscope/stages/`` and of every registered benchmark's folder.
+    """Stage name -> the module that declares it: :data:`CORE_STAGES` and every registered
+    benchmark's ``stages`` declaration, in name order.
 
-    Why text: a job imports only the module of its own stage, not every stage's dependencies
-    (pandas, torch), and a benchmark's stages are found in its folder with no list to keep."""
+    Why declared names: a job imports only the module of its own stage, not every stage's
+    dependencies (pandas, torch), so the name must be known before any stage module is
+    imported; :func:`load` checks the module does define it."""
     from halluscope.benchmarks import BENCHMARKS
 
-    package = Path(__file__).resolve().parent
-    files = sorted((package / "stages").glob("*.py"))
+    found = {name: f"halluscope.stages.{module}" for name, module in CORE_STAGES.items()}
     for benchmark in BENCHMARKS:
-        files += sorted(p for p in benchmark.folder.rglob("*.py") if "tests" not in p.parts)
-    found: dict[str, str] = {}
-    for path in files:
-        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
-        for name in MARK.findall(path.read_text(encoding="utf-8")):
+        for name, module in benchmark.stage_modules().items():
             if name in found:
                 raise TypeError(f"stage {name!r} declared twice: {found[name]}, {module}")
             found[name] = module
@@ -84,7 +89,10 @@ def stage_names() -> list[str]:
 
 def load(name: str) -> Callable[..., Any]:
     """The function of stage ``name`` (importing its module alone)."""
-    importlib.import_module(stage_modules()[name])
+    module = stage_modules()[name]
+    importlib.import_module(module)
+    if name not in STAGES:
+        raise TypeError(f"stage {name!r} is declared in {module}, which has no @stage({name!r})")
     return STAGES[name]
 
 

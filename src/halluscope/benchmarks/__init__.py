@@ -2,50 +2,63 @@
 
 Why a registry: a benchmark spread over files outside its folder (the Snakefile, the data
 sources, the report's titles, tests) is hard to add and to remove. A benchmark package holds all
-of its own pieces, and one :class:`Benchmark` line here is the only code outside its folder that
-names it; everything else is discovered from the folder. The Snakefile includes its rules file,
-:mod:`halluscope.config` merges its params-schema fragment, the data stage takes its items
-loader, ``halluscope stage`` its stage functions, the simulator its answerer, rule ``tables`` its
-tables, the report its captions and the paper its section, all from :data:`BENCHMARKS`.
+of its own pieces and declares them in its ``__init__.py`` as ``PARTS``, a :class:`Parts`; one
+:class:`Benchmark` line here is the only code outside its folder that names it. The Snakefile
+includes its rules file, :mod:`halluscope.config` merges its params-schema fragment, the data
+stage takes its items loader, ``halluscope stage`` its stage functions, the simulator its
+answerer, rule ``tables`` its tables, the report its captions and the paper its section, all
+from :data:`BENCHMARKS` and each one's declaration.
 
-A package ``halluscope.benchmarks.<name>`` holds (each optional but the rules and the schema):
+Why declared, not found: a part found by the presence of a file name (or a stage by a scan of
+source text) is invisible to a reader of the package and silently lost to a typo; a declared
+part that is missing is an error naming the benchmark and the part, and a module that is not
+declared is never imported as a part. The declaration is read at run time
+(:func:`importlib.import_module` of the package), so the static import closure of a stage that
+reads this registry (the data stage, the sim) does not grow by every benchmark's package; the
+stages that do run a benchmark's parts list them (:func:`halluscope.registry.benchmark_stages`).
 
-- ``rules.smk``: its Snakemake rules (``results/<name>/<profile>/...``), included by the
-  Snakefile;
-- ``schema.json``: the JSON schema of its ``params.yaml`` section ``<name>`` (the section may be
-  absent: the benchmark is then disabled), its profiles and the ``data.dataset`` values it
-  defines;
-- ``data.py``: ``items(options)`` for each dataset it defines;
-- ``sources.py``: ``SOURCES``, the raw files it reads (merged into
+What :class:`Parts` declares (each optional but the rules and the schema):
+
+- ``rules`` (``rules.smk``): its Snakemake rules (``results/<name>/<profile>/...``), included
+  by the Snakefile, and ``helpers`` (``common.smk``), the rules' helper functions;
+- ``schema`` (``schema.json``): the JSON schema of its ``params.yaml`` section ``<name>`` (the
+  section may be absent: the benchmark is then disabled), its profiles and the ``data.dataset``
+  values it defines;
+- ``stages``: module -> the stage names it declares, each a function ``@stage("<name>-<step>")``
+  whose signature is its command line (:mod:`halluscope.stage_command`);
+- ``data``: ``items(options)`` for each dataset it defines;
+- ``sources``: ``SOURCES``, the raw files it reads (merged into
   :data:`halluscope.data.sources.SOURCES`);
-- ``stages.py`` (and any module of the folder): its stages, each a function declared
-  ``@stage("<name>-<step>")`` whose signature is its command line
-  (:mod:`halluscope.stage_command`);
-- ``check.py``: ``add_parser(subparsers)`` registering its hand-check commands;
-- ``params_check.py``: ``check(config, source)``, its checks of the params beyond its schema;
-- ``needs.py``: ``RULE_NEEDS``, the models each job of its model-calling rules loads;
-- ``simulated.py``: the simulated LVLM's answerer of its task (``register_answerer``) and the
+- ``check``: ``add_parser(subparsers)`` registering its hand-check commands;
+- ``params_check``: ``check(config, source)``, its checks of the params beyond its schema;
+- ``needs``: ``RULE_NEEDS``, the models each job of its model-calling rules loads;
+- ``simulated``: the simulated LVLM's answerer of its task (``register_answerer``) and the
   preset fields it reads (``declare_preset_fields``);
-- ``headlines.py``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
-- ``report_files.py``: ``table_files(config, run)`` and ``figure_files(config, run)`` when
-  its tables and figures depend on params (CAOS) rather than on its captions alone;
-- ``<table or figure>.rst``: the report caption of each table and figure, whose first line
-  ``.. table: <title>`` or ``.. figure: <title>`` declares it (built whenever the benchmark is
-  enabled) and ``.. title: <title>`` only labels it (a benchmark that lists its own outputs);
-- ``paper.tex``, ``paper-<more>.tex``: its sections of the reproduction report, whose inputs
-  are read from the section itself (:mod:`halluscope.report.paper`);
-- ``tests/``: its tests (collected by pytest with the suite).
+- ``headlines``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
+- ``explorer``: its records of the explorer page (:mod:`halluscope.explorer.records`);
+- ``report``: the code that writes its tables and figures (a dep of those DVC stages);
+- ``report_files``: ``table_files(config, run)`` and ``figure_files(config, run)`` when its
+  tables and figures depend on params (CAOS) rather than on its captions alone;
+- ``dvc_stages``: DVC stages of its own (CAOS's caption pipeline: ``BEFORE``, ``AFTER``, ...);
+- ``tables``, ``figures``: the report caption ``<name>.rst`` of each table and figure it builds
+  whenever it is enabled (first line ``.. table: <title>`` / ``.. figure: <title>``), and
+  ``labels`` those whose first line ``.. title: <title>`` only labels a file it lists itself;
+- ``paper``: its sections of the reproduction report, in order, whose inputs are read from the
+  section itself (:mod:`halluscope.report.paper`).
 
-CAOS's folder also holds the rules of its caption pipeline (generate, extract, oracle, embed),
-whose stage code is in ``benchmarks/caos/captions/``; the data stage and the rules that
-collect every benchmark's tables and figures stay outside. See docs/architecture.md.
+Its ``tests/`` are collected by pytest with the suite. CAOS's folder also holds the rules of
+its caption pipeline (generate, extract, oracle, embed), whose stage code is in
+``benchmarks/caos/captions/``; the data stage and the rules that collect every benchmark's
+tables and figures stay outside. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +67,67 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 CAPTION_MARK = re.compile(r"\.\. (table|figure|title): (.+)")
+
+#: The module parts of :class:`Parts` (each the name of a module of the package, or None).
+MODULE_PARTS = (
+    "data",
+    "sources",
+    "check",
+    "params_check",
+    "needs",
+    "simulated",
+    "headlines",
+    "explorer",
+    "report",
+    "report_files",
+    "dvc_stages",
+)
+
+
+class PartError(LookupError):
+    """A benchmark's declaration names a part its folder lacks (or is not a :class:`Parts`)."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a benchmark package holds, declared once in its ``__init__.py`` as ``PARTS`` (the
+    module docstring says what each part is). Module parts are names relative to the package
+    (``"check"``, ``"captions.embed"``); files are names in its folder."""
+
+    rules: str = "rules.smk"
+    schema: str = "schema.json"
+    helpers: tuple[str, ...] = ()
+    stages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    data: str | None = None
+    sources: str | None = None
+    check: str | None = None
+    params_check: str | None = None
+    needs: str | None = None
+    simulated: str | None = None
+    headlines: str | None = None
+    explorer: str | None = None
+    report: str | None = None
+    report_files: str | None = None
+    dvc_stages: str | None = None
+    tables: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    paper: tuple[str, ...] = ()
+
+    def files(self) -> dict[str, str]:
+        """Part -> the file of the folder it names, for every declared part (the check that
+        each one is there)."""
+        found = {"rules": self.rules, "schema": self.schema}
+        found |= {f"helpers {name}": name for name in self.helpers}
+        found |= {f"stages {m}": _module_path(m) for m in self.stages}
+        found |= {p: _module_path(getattr(self, p)) for p in MODULE_PARTS if getattr(self, p)}
+        for kind in ("tables", "figures", "labels"):
+            found |= {f"{kind} {name}": f"{name}.rst" for name in getattr(self, kind)}
+        return found | {f"paper {name}": name for name in self.paper}
+
+
+def _module_path(module: str) -> str:
+    return module.replace(".", "/") + ".py"
 
 
 @dataclass(frozen=True)
@@ -69,8 +143,8 @@ class Caption:
 @dataclass(frozen=True)
 class Benchmark:
     """One packaged benchmark: its name (the params section, the ``results/<name>/`` folder and
-    the ``<name>-*`` prefix of its stage names) and its label; what it contributes is read from
-    its folder."""
+    the ``<name>-*`` prefix of its stage names) and its label; what it contributes is its
+    package's declaration (:attr:`parts`)."""
 
     name: str
     title: str
@@ -92,31 +166,47 @@ class Benchmark:
         return PACKAGE_DIR / self.name
 
     @property
+    def parts(self) -> Parts:
+        """Its package's ``PARTS``, each declared file checked to be in its folder."""
+        return _parts(self.name, self.package, self.folder)
+
+    @property
     def rules(self) -> Path:
-        return self.folder / "rules.smk"
+        return self.folder / self.parts.rules
 
     def module(self, part: str) -> str | None:
-        """``<package>.<part>`` when the package has that module, else None.
-
-        Built at run time, on purpose: the static import closure of a stage that reads this
-        registry (the data stage, the sim) does not grow by every benchmark's modules; the stages
-        that do run them list them (:func:`halluscope.registry.benchmark_stages`)."""
-        return f"{self.package}.{part}" if (self.folder / f"{part}.py").is_file() else None
+        """``<package>.<module>`` of the module its declaration names for ``part``, else None."""
+        if part not in MODULE_PARTS:
+            raise PartError(f"no benchmark part {part!r}; parts: {', '.join(MODULE_PARTS)}")
+        name = getattr(self.parts, part)
+        return f"{self.package}.{name}" if name else None
 
     def module_file(self, part: str) -> str:
-        """The repository path of ``<package>/<part>.py`` (for the stage registry)."""
-        return f"src/halluscope/benchmarks/{self.name}/{part}.py"
+        """The repository path of the module its declaration names for ``part``."""
+        name = getattr(self.parts, part) if part in MODULE_PARTS else None
+        if not name:
+            raise PartError(f"benchmark {self.name!r} declares no {part} part")
+        return self.file(_module_path(name))
+
+    def file(self, name: str) -> str:
+        """The repository path of the file ``name`` of its folder."""
+        return f"src/halluscope/benchmarks/{self.name}/{name}"
+
+    def stage_modules(self) -> dict[str, str]:
+        """Stage name -> ``<package>.<module>`` that declares it, as its ``stages`` says."""
+        return {s: f"{self.package}.{m}" for m, names in self.parts.stages.items() for s in names}
 
     def schema(self) -> dict[str, Any]:
-        return _schema(self.folder)
+        return _schema(self.folder / self.parts.schema)
 
     @property
     def datasets(self) -> tuple[str, ...]:
-        """The ``data.dataset`` values whose items its ``data.py`` defines (its schema says)."""
+        """The ``data.dataset`` values whose items its ``data`` part defines (its schema says)."""
         return tuple(self.schema().get("datasets", ()))
 
     def captions(self) -> tuple[Caption, ...]:
-        return _captions(self.folder)
+        """Its declared captions in name order (as the report lists them)."""
+        return _captions(self)
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -130,12 +220,12 @@ class Benchmark:
 
     @property
     def titles(self) -> tuple[tuple[str, str], ...]:
-        """(table or figure, its label in the report) of every marked caption."""
+        """(table or figure, its label in the report) of every declared caption."""
         return tuple((c.name, c.title) for c in self.captions())
 
     def table_files(self, config: dict[str, Any], run: str) -> list[str]:
         """The tables rule ``tables`` assembles when the benchmark is enabled: LaTeX and CSV
-        twin of each ``.. table:`` caption, or what its ``report_files.py`` lists."""
+        twin of each declared table, or what its ``report_files`` part lists."""
         if not self.enabled(config):
             return []
         if files := self._files():
@@ -143,8 +233,8 @@ class Benchmark:
         return [f"results/report/{run}/{t}.{ext}" for t in self.tables for ext in ("tex", "csv")]
 
     def figure_files(self, config: dict[str, Any], run: str) -> list[str]:
-        """The figures (PDF and PNG) of each ``.. figure:`` caption, or what its
-        ``report_files.py`` lists, when the benchmark is enabled."""
+        """The figures (PDF and PNG) of each declared figure, or what its ``report_files`` part
+        lists, when the benchmark is enabled."""
         if not self.enabled(config):
             return []
         if files := self._files():
@@ -152,35 +242,54 @@ class Benchmark:
         return [f"results/figures/{run}/{f}.{ext}" for f in self.figures for ext in ("pdf", "png")]
 
     def _files(self) -> Any:
-        import importlib
-
         name = self.module("report_files")
         return importlib.import_module(name) if name else None
 
     def paper_sections(self) -> tuple[Path, ...]:
-        """Its sections of the reproduction report: ``paper.tex`` first, then ``paper-*.tex``
-        in name order."""
-        found = self.folder.glob("paper*.tex")
-        return tuple(sorted(found, key=lambda p: (p.stem != "paper", p.stem)))
+        """Its sections of the reproduction report, in the order it declares them."""
+        return tuple(self.folder / name for name in self.parts.paper)
 
     def enabled(self, config: dict[str, Any]) -> bool:
         return bool((config.get(self.name) or {}).get("enabled", self.enabled_by_default))
 
 
-def _schema(folder: Path) -> dict[str, Any]:
-    return json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+@cache
+def _parts(name: str, package: str, folder: Path) -> Parts:
+    """The ``PARTS`` of ``package``, every file it names checked to be in ``folder``."""
+    parts = getattr(importlib.import_module(package), "PARTS", None)
+    if not isinstance(parts, Parts):
+        raise PartError(f"benchmark {name!r}: its __init__.py declares no PARTS = Parts(...)")
+    for part, file in parts.files().items():
+        if not (folder / file).is_file():
+            raise PartError(f"benchmark {name!r} declares its {part} part, but {file} is missing")
+    return parts
+
+
+def _schema(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @cache
-def _captions(folder: Path) -> tuple[Caption, ...]:
-    """The marked captions of ``folder`` in name order (an unmarked ``.rst`` is a caption of a
-    file the rules name themselves, such as a figure's CSV data)."""
+def _captions(benchmark: Benchmark) -> tuple[Caption, ...]:
+    """The declared captions of a benchmark in name order, each first line's mark checked
+    against the kind it is declared as (an unmarked ``.rst`` is a caption of a file the rules
+    name themselves, such as a figure's CSV data, and is not declared)."""
+    parts = benchmark.parts
+    kinds = {"table": parts.tables, "figure": parts.figures, "title": parts.labels}
     out = []
-    for path in sorted(folder.glob("*.rst")):
-        first = path.read_text(encoding="utf-8").partition("\n")[0]
-        if match := CAPTION_MARK.fullmatch(first.strip()):
-            out.append(Caption(path.stem, match[1], match[2].strip()))
-    return tuple(out)
+    for kind, names in kinds.items():
+        for caption in names:
+            first = (
+                (benchmark.folder / f"{caption}.rst").read_text(encoding="utf-8").partition("\n")[0]
+            )
+            match = CAPTION_MARK.fullmatch(first.strip())
+            if not match or match[1] != kind:
+                raise PartError(
+                    f"benchmark {benchmark.name!r} declares {caption}.rst a {kind} caption,"
+                    f" but its first line is not '.. {kind}: <title>'"
+                )
+            out.append(Caption(caption, kind, match[2].strip()))
+    return tuple(sorted(out, key=lambda c: c.name))
 
 
 BENCHMARKS: tuple[Benchmark, ...] = (
@@ -221,18 +330,17 @@ def by_name(name: str) -> Benchmark:
 @cache
 def dataset_items() -> dict[str, Any]:
     """``data.dataset`` value -> the ``items(options)`` loader of the benchmark that defines it."""
-    import importlib
-
     out = {}
     for benchmark in BENCHMARKS:
         for dataset in benchmark.datasets:
-            out[dataset] = importlib.import_module(str(benchmark.module("data"))).items
+            if not (module := benchmark.module("data")):
+                raise PartError(f"benchmark {benchmark.name!r} defines datasets, no data part")
+            out[dataset] = importlib.import_module(module).items
     return out
 
 
 def import_plugins(part: str) -> list[Any]:
-    """Import every benchmark's ``<part>`` module (``commands``, ``simulated``) that exists."""
-    import importlib
-
+    """Import the ``<part>`` module (``check``, ``simulated``) of every benchmark that declares
+    one, in registry order; no other module of its folder is imported."""
     names = (b.module(part) for b in BENCHMARKS)
     return [importlib.import_module(name) for name in names if name is not None]

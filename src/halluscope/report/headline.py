@@ -51,7 +51,7 @@ HEADLINES: tuple[Headline, ...] = (
 
 
 def all_headlines() -> tuple[Headline, ...]:
-    """:data:`HEADLINES` plus every benchmark folder's ``HEADLINES`` (``headlines.py``)."""
+    """:data:`HEADLINES` plus every benchmark's ``HEADLINES`` (its ``headlines`` part)."""
     from halluscope.benchmarks import import_plugins
 
     return HEADLINES + tuple(h for m in import_plugins("headlines") for h in m.HEADLINES)

@@ -2,8 +2,8 @@
 
 Why: the tables give rates, and a reader judging a model also reads its examples: which objects
 a caption hallucinates, which out-of-domain objects the oracle rejected, which answers went
-wrong. The stage knows no benchmark: every enabled benchmark with an ``explorer.py`` in its
-folder (:mod:`halluscope.explorer.records` says what one holds) reads its own result files, the
+wrong. The stage knows no benchmark: every enabled benchmark that declares an explorer
+part (:mod:`halluscope.explorer.records` says what one holds) reads its own result files, the
 ones its tables read, and this stage puts them together with the profile's items and
 thumbnails (:mod:`halluscope.explorer.page`).
 """

@@ -5,3 +5,43 @@ and draw Figures 3-6 and Tables 1-2 with the ratio, sensitivity and comparison t
 (``report.py``, ``figures.py``, ``tables.py``). The captions, object lists, oracle decisions and
 vectors it reads come from the data stage and the caption pipeline (``captions/``: generate,
 extract, oracle, embed)."""
+
+from halluscope.benchmarks import Parts
+
+# Its stages keep their unprefixed names (``score``, ``figure``, ``tables``...: the paper's own
+# benchmark, named before the registry); its caption pipeline's rules files (generate.smk,
+# extract.smk, oracle.smk, embed.smk) are included by rules.smk and named by dvc_stages.py.
+PARTS = Parts(
+    helpers=("common.smk",),
+    stages={
+        "captions.generate": ("generate",),
+        "captions.extract": ("extract", "extract-nouns", "extract-report"),
+        "captions.oracle": ("oracle-decide", "oracle-pool"),
+        "captions.embed": ("embed",),
+        "score": ("score",),
+        "summarize": ("summarize",),
+        "sensitivity_p": ("sensitivity-p",),
+        "report": ("figure", "tables", "sensitivity", "llm-comparison"),
+    },
+    check="check",
+    params_check="params_check",
+    needs="needs",
+    explorer="explorer",
+    report="report",
+    report_files="report_files",
+    dvc_stages="dvc_stages",
+    labels=(
+        "caos_agreement",
+        "caos_instructions",
+        "caos_ksweep",
+        "caos_radar",
+        "caos_ratios",
+        "caos_sensitivity",
+        "caos_sensitivity_p",
+        "caos_subsets",
+        "caos_table1",
+        "caos_table2",
+        "llm_comparison",
+    ),
+    paper=("paper.tex", "paper-llm.tex"),
+)

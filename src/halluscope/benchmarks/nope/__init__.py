@@ -11,3 +11,26 @@ The generation loop is :mod:`~halluscope.benchmarks.nope.generate`, with its ste
 :mod:`~halluscope.benchmarks.nope.metric`, MATTR / MTLD / HD-D
 :mod:`~halluscope.benchmarks.nope.lexical_diversity`; the hand-check commands ``halluscope nope``
 and ``halluscope lexdiv`` :mod:`~halluscope.benchmarks.nope.check`."""
+
+from halluscope.benchmarks import Parts
+
+PARTS = Parts(
+    helpers=("common.smk",),
+    stages={
+        "stages": (
+            "nope-generate",
+            "nope-questions",
+            "nope-answers",
+            "nope-score",
+            "nope-lexdiv",
+        ),
+        "report": ("nope-table", "nope-figure"),
+    },
+    check="check",
+    needs="needs",
+    simulated="simulated",
+    explorer="explorer",
+    report="report",
+    tables=("nope_breakdown", "nope_table"),
+    figures=("nope_question_types",),
+)

@@ -6,3 +6,23 @@ The metric (judgement rules on given similarities, object/relation split, the ra
 :mod:`~halluscope.benchmarks.trihe.judges`; the triplet extraction
 :mod:`~halluscope.benchmarks.trihe.triplets`; the hand-check command ``halluscope trihe``
 :mod:`~halluscope.benchmarks.trihe.check`."""
+
+from halluscope.benchmarks import Parts
+
+PARTS = Parts(
+    helpers=("common.smk",),
+    stages={
+        "stages": ("trihe-questions", "trihe-answers", "trihe-triplets", "trihe-judge"),
+        "report": ("trihe-table", "trihe-figure"),
+    },
+    data="data",
+    sources="sources",
+    check="check",
+    needs="needs",
+    simulated="simulated",
+    explorer="explorer",
+    report="report",
+    tables=("trihe_table",),
+    figures=("trihe_bars",),
+    paper=("paper.tex",),
+)

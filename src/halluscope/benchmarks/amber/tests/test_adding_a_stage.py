@@ -1,7 +1,9 @@
-"""docs/adding-a-benchmark.md's worked example, run: a new stage is its function and its rule.
+"""docs/adding-a-benchmark.md's worked example, run: a new stage is its function, its rule and its
+name in ``PARTS``.
 
-The page's two code blocks are appended to AMBER's ``stages.py`` and ``rules.smk`` in a copy of
-the project, and nothing else is edited: ``halluscope stage`` then lists the stage with the flags
+The page's first two code blocks are appended to AMBER's ``stages.py`` and ``rules.smk`` in a
+copy of the project, its third replaces the ``stages`` line of AMBER's ``__init__.py``, and nothing
+else is edited: ``halluscope stage`` then lists the stage with the flags
 its signature declares, runs it, and Snakemake plans its rule in the AMBER profile."""
 
 from __future__ import annotations
@@ -16,19 +18,25 @@ from pipeline_helpers import ROOT, copy_project, env
 DOC = ROOT / "docs" / "adding-a-benchmark.md"
 
 
-def example_blocks() -> tuple[str, str]:
-    """The worked example's function and rule (its first two Python blocks)."""
+def example_blocks() -> tuple[str, str, str]:
+    """The worked example's function, rule and declared name (its first three Python blocks)."""
     section = DOC.read_text(encoding="utf-8").split("## Worked example", 1)[1]
-    function, rule = re.findall(r"```python\n(.*?)```", section, re.S)[:2]
-    return function, rule
+    function, rule, declared = re.findall(r"```python\n(.*?)```", section, re.S)[:3]
+    return function, rule, declared
 
 
 def test_the_worked_example_stage_runs_from_its_function_and_rule(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "halluscope")
-    function, rule = example_blocks()
+    function, rule, declared = example_blocks()
     amber = root / "src/halluscope/benchmarks/amber"
     for path, block in ((amber / "stages.py", function), (amber / "rules.smk", rule)):
         path.write_text(path.read_text(encoding="utf-8") + "\n\n" + block, encoding="utf-8")
+    init = amber / "__init__.py"
+    text, found = re.subn(
+        r"^    stages=.*\n", declared, init.read_text(encoding="utf-8"), flags=re.M
+    )
+    assert found == 1, text
+    init.write_text(text, encoding="utf-8")
     environment = {**env(), "PYTHONPATH": str(root / "src")}
 
     def run(*cmd: str) -> subprocess.CompletedProcess:
