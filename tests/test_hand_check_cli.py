@@ -142,6 +142,9 @@ def coco_gt_argv(d: Path, out: Path) -> list:
             "--out", out]  # fmt: skip
 
 
+#: the interval a summary line gives after its first headline number: `` [lo, hi]``
+INTERVAL = r" \[\d+\.\d+, \d+\.\d+\]"
+
 #: command -> (argv builder, the summary line it prints on success, as a regex)
 COMMANDS: dict[str, tuple[Callable[[Path, Path], list], str]] = {
     "caos": (
@@ -149,18 +152,22 @@ COMMANDS: dict[str, tuple[Callable[[Path, Path], list], str]] = {
         r"1 captions \(1 with a hallucination\), CAOS_T \d\.\d{3}, CAOS_X \d\.\d{3}, "
         r"CAOS_K \d\.\d{3}, CAOS_avg \d\.\d{3}",
     ),
-    "chair": (chair_argv, r"2 captions, CHAIR_S 0\.500, CHAIR_I 0\.250"),
-    "pope": (pope_argv, r"2 answers \(0 unparsed\), accuracy 0\.500, F1 0\.667, yes ratio 1\.000"),
+    "chair": (chair_argv, r"2 captions, CHAIR_S 0\.500 \[0\.095, 0\.905\], CHAIR_I 0\.250"),
+    "pope": (
+        pope_argv,
+        rf"2 answers \(0 unparsed\), accuracy 0\.500{INTERVAL}, F1 0\.667, yes ratio 1\.000",
+    ),
     "pope-build": (pope_build_argv, r"8 popular questions, 2 yes \+ 2 no per image, 2 image\(s\)"),
     "trihe": (
         trihe_argv,
-        r"2 questions, 3 triplets, Hallu_Q \d+\.\d%, Hallu_I \d+\.\d%",
+        rf"2 questions, 3 triplets, Hallu_Q \d+\.\d%{INTERVAL}, Hallu_I \d+\.\d%",
     ),
     "phd": (
         phd_argv,
-        r"2 answers \(0 unparsed\), PhD Index 0\.000, yes recall 1\.000, no recall 0\.000",
+        rf"2 answers \(0 unparsed\), PhD Index 0\.000{INTERVAL}, yes recall 1\.000, no recall "
+        r"0\.000",
     ),
-    "nope": (nope_argv, r"2 answers \(1 NegP\), accuracy 1\.000, NegP accuracy 1\.000"),
+    "nope": (nope_argv, rf"2 answers \(1 NegP\), accuracy 1\.000{INTERVAL}, NegP accuracy 1\.000"),
     "lexdiv": (
         lexdiv_argv,
         r"2 questions, 12 tokens, MATTR \d\.\d{3}, MTLD \d+\.\d, HD-D \d\.\d{3}",
@@ -649,3 +656,93 @@ def test_stage_help_gives_one_line_per_stage(capsys: pytest.CaptureFixture) -> N
         name, description = line.split(None, 1)
         assert len(description.split()) >= 3, line  # a description, not a bare name
         assert len(line) <= 120, line
+
+
+# ------------------------------------------------------------------------------------------------
+# intervals beside every headline number (docs/hand-check.md, docs/statistics.md)
+
+
+def interval_pairs(doc: Any, tree: Any, path: str = "") -> list[tuple[str, Any, dict]]:
+    """(path, the document's value, its interval) for every leaf of the ``intervals`` tree."""
+    if set(tree) >= {"lo", "hi", "level", "method"}:
+        return [(path, doc, tree)]
+    return [p for k, sub in tree.items() for p in interval_pairs(doc[k], sub, f"{path}/{k}")]
+
+
+#: command -> the paths of the intervals its JSON must give (at least)
+INTERVAL_PATHS = {
+    "chair": {"/overall/CHAIRs", "/overall/CHAIRi", "/overall/recall"},
+    "pope": {"/accuracy", "/precision", "/recall", "/f1", "/yes_ratio"},
+    "trihe": {"/hallu_q", "/hallu_i"},
+    "phd": {
+        "/overall",
+        "/recall_yes",
+        "/recall_no",
+        "/by_mode/base/overall",
+        "/by_task/object/overall",
+        "/by_mode_task/base/object/overall",
+    },  # fmt: skip
+    "nope": {"/overall/accuracy", "/negp/negp_accuracy", "/non_negp/accuracy"},
+}
+
+
+@pytest.mark.parametrize("command", sorted(INTERVAL_PATHS))
+def test_every_headline_number_has_an_interval_that_contains_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture, command: str
+) -> None:
+    """Each interval holds the value beside it (up to the 6 decimals it is written with), the
+    same input gives the same bytes, and --no-intervals gives the document without them."""
+    build = COMMANDS[command][0]
+    outs = [tmp_path / f"{name}.json" for name in ("a", "b", "plain")]
+    for out, extra in zip(outs, ([], [], ["--no-intervals"]), strict=True):
+        code, err = run(capsys, [*build(tmp_path, out), *extra])
+        assert code == 0, err
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    doc, plain = json.loads(outs[0].read_text()), json.loads(outs[2].read_text())
+    assert plain == {k: v for k, v in doc.items() if k not in ("intervals", "interval_settings")}
+    assert doc["interval_settings"]["level"] == 0.95 and doc["interval_settings"]["seed"] == 0
+    pairs = interval_pairs(doc, doc["intervals"])
+    assert INTERVAL_PATHS[command] <= {p for p, _, _ in pairs}
+    for path, value, interval in pairs:
+        assert interval["level"] == 0.95 and interval["n_units"] >= 1, path
+        if value is None:
+            assert interval["lo"] is None and interval["hi"] is None, path
+            continue
+        assert interval["lo"] - 1e-6 <= value <= interval["hi"] + 1e-6, (path, value, interval)
+    # another seed and level: the same keys; a lower level never widens an interval
+    other = tmp_path / "other.json"
+    assert run(capsys, [*build(tmp_path, other), "--seed", "7", "--level", "0.5"])[0] == 0
+    o = json.loads(other.read_text())
+    narrow = {p: i for p, _, i in interval_pairs(o, o["intervals"])}
+    for path, _, interval in pairs:
+        if interval["lo"] is not None and interval["method"].startswith("wilson"):
+            assert interval["lo"] <= narrow[path]["lo"] <= narrow[path]["hi"] <= interval["hi"]
+
+
+def test_pope_intervals_resample_the_image_with_its_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Six questions on each of 10 images: accuracy's interval is Wilson's at the effective n
+    (n_units 10 images, not 60 questions), wider than the one that takes questions as
+    independent; F1 and its two ratios come from the cluster bootstrap."""
+    from halluscope.metrics.intervals import wilson
+
+    questions, answers = [], []
+    for image in range(10):
+        for k in range(6):
+            qid = 6 * image + k
+            label = "yes" if k % 2 else "no"
+            questions.append({"question_id": qid, "image": f"{image}.jpg", "label": label,
+                              "text": f"Is there a thing{k} in the image?"})  # fmt: skip
+            said = "Yes" if (image < 4 or k % 2) else "No"  # images 0-3 say yes to everything
+            answers.append({"question_id": qid, "text": said})
+    out = tmp_path / "p.json"
+    argv = ["pope", "--questions", write_lines(tmp_path / "q.jsonl", *questions), "--answers",
+            write_lines(tmp_path / "a.jsonl", *answers), "--out", out]  # fmt: skip
+    assert run(capsys, argv)[0] == 0
+    doc = json.loads(out.read_text())
+    acc = doc["intervals"]["accuracy"]
+    assert acc["method"] == "wilson (effective n)" and acc["n_units"] == 10
+    lo, hi = wilson(round(doc["accuracy"] * 60), 60)
+    assert acc["lo"] < lo and acc["hi"] >= hi
+    assert {doc["intervals"][k]["method"] for k in ("precision", "recall", "f1")} == {"bca"}

@@ -316,8 +316,16 @@ def test_cli_original_parser_matches_published_numbers(tmp_path: Path) -> None:
         "n",
         "unparsed",
         "parser",
+        "intervals",
+        "interval_settings",
     }
     assert (got["n"], got["unparsed"], got["parser"]) == (3000, 0, "original")
+    # 6 questions on each of 500 images: the image is the unit, its questions move together
+    for key, interval in got["intervals"].items():
+        assert interval["lo"] - 1e-6 <= got[key] <= interval["hi"] + 1e-6, key
+        assert interval["n_units"] == 500 and interval["unit"] == "image", key
+    assert got["intervals"]["accuracy"]["method"] == "wilson (effective n)"
+    assert got["intervals"]["f1"]["method"] == "bca"
     rounded = {k: round(got[k], 4) for k in ("accuracy", "precision", "recall", "f1", "yes_ratio")}
     assert rounded == {
         "accuracy": 0.5363,

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from halluscope.hand_check import add_command
+from halluscope.hand_check_intervals import add_interval_options
 from halluscope.io import InputError
+
+if TYPE_CHECKING:
+    from halluscope.metrics.intervals import IntervalSettings
 
 FORMATS = (
     '  --captions  JSONL (or concatenated JSON objects), one per caption: {"image_id": ..., '
@@ -23,7 +28,9 @@ FORMATS = (
     '", ", the class name first (optional; default: halluscope\'s own table)',
     '  --out       JSON written: {"overall": {"CHAIRs", "CHAIRi", "recall", "n_captions"}, '
     '"details", "variant", "synonyms", "captions": [{"image_id", "mentions", "hallucinated", '
-    '"CHAIRs", "CHAIRi"}, ...]}',
+    '"CHAIRs", "CHAIRi"}, ...], "intervals": {"overall": {"CHAIRs", "CHAIRi", "recall": {"lo", '
+    '"hi", "level", "method", "unit", "n_units"}}}, "interval_settings"} (intervals: images '
+    "resampled; CHAIRs Wilson, the others the cluster bootstrap; --no-intervals leaves them out)",
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
@@ -56,6 +63,7 @@ def add_parser(sub) -> None:
     )
     parser.add_argument("--variant", choices=("pattern", "lemmatizer"), default="pattern")
     parser.add_argument("--out", type=Path, required=True)
+    add_interval_options(parser)
 
 
 def read_captions(path: Path) -> list[tuple[str, str]]:
@@ -102,9 +110,33 @@ def read_synonyms(path: Path) -> dict[str, str]:
         raise InputError(f"{path}: is a directory; expected a synonyms.txt file") from None
 
 
+def chair_intervals(
+    captions: list[tuple[str, str]], scored: list[dict[str, Any]], settings: IntervalSettings
+) -> dict[str, Any]:
+    """The intervals of ``overall``'s CHAIRs, CHAIRi and recall, the image resampled (one
+    caption per image): CHAIRs, a share of captions, by Wilson's interval; CHAIRi and recall,
+    ratios of sums, by the cluster bootstrap (0 where nothing is mentioned, as the metric)."""
+    from halluscope.hand_check_intervals import bootstrapped, proportion, share
+
+    images = [image_id for image_id, _ in captions]
+    columns = {
+        key: [c[key] for c in scored]
+        for key in ("n_hallucinated", "n_mentions", "n_gt_mentioned", "n_gt")
+    }
+    statistics = {
+        "CHAIRi": share("n_hallucinated", "n_mentions"),
+        "recall": share("n_gt_mentioned", "n_gt"),
+    }
+    return {
+        "CHAIRs": proportion(images, [c["CHAIRs"] for c in scored], settings),
+        **bootstrapped(images, columns, statistics, settings),
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     from halluscope.data.coco import load_gt
     from halluscope.hand_check import no_records, report, score_text, warn, write_result
+    from halluscope.hand_check_intervals import attach, bracket, interval_settings
     from halluscope.metrics.chair import chair_scores
     from halluscope.objects.parser import ObjectParser
 
@@ -123,30 +155,32 @@ def run(args: argparse.Namespace) -> None:
         )
     result = chair_scores(((i, c, gt[i]) for i, c in captions), parser)
     overall = result["overall"]
-    write_result(
-        args.out,
-        {
-            "overall": {k: overall[k] for k in ("CHAIRs", "CHAIRi", "recall", "n_captions")},
-            "details": overall,
-            "variant": args.variant,
-            "synonyms": str(args.synonyms) if args.synonyms else "builtin (halluscope)",
-            "captions": [
-                {
-                    "image_id": image_id,
-                    "mentions": c["mentions"],
-                    "hallucinated": c["hallucinated"],
-                    "CHAIRs": c["CHAIRs"],
-                    "CHAIRi": c["CHAIRi"],
-                }
-                for (image_id, _), c in zip(captions, result["captions"], strict=True)
-            ],
-        },
-    )
+    doc = {
+        "overall": {k: overall[k] for k in ("CHAIRs", "CHAIRi", "recall", "n_captions")},
+        "details": overall,
+        "variant": args.variant,
+        "synonyms": str(args.synonyms) if args.synonyms else "builtin (halluscope)",
+        "captions": [
+            {
+                "image_id": image_id,
+                "mentions": c["mentions"],
+                "hallucinated": c["hallucinated"],
+                "CHAIRs": c["CHAIRs"],
+                "CHAIRi": c["CHAIRi"],
+            }
+            for (image_id, _), c in zip(captions, result["captions"], strict=True)
+        ],
+    }
+    settings = interval_settings(args, "image")
+    if settings is not None:
+        attach(doc, {"overall": chair_intervals(captions, result["captions"], settings)}, settings)
+    write_result(args.out, doc)
     if not overall["n_mentions"]:
         warn("chair", "no caption mentions an MSCOCO object: CHAIR_I is 0 by convention")
     report(
         "chair",
-        f"{len(captions)} captions, CHAIR_S {score_text(overall['CHAIRs'])}, "
+        f"{len(captions)} captions, CHAIR_S {score_text(overall['CHAIRs'])}"
+        f"{bracket(doc.get('intervals', {}).get('overall', {}).get('CHAIRs'))}, "
         f"CHAIR_I {score_text(overall['CHAIRi'])}",
         args.out,
     )

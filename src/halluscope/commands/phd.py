@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.hand_check import add_command
+from halluscope.hand_check_intervals import add_interval_options
 from halluscope.io import InputError
 
 _EXPECTED = (
@@ -25,7 +26,11 @@ FORMATS = (
     "pipeline's results/phd/<profile>/<model>/answers.jsonl",
     '  --out       JSON written: {"overall" (the PhD Index), "recall_yes", "recall_no", '
     '"yes_ratio", "n", "n_yes", "n_no", "unparsed", "by_mode", "by_task", "by_mode_task", '
-    '"mean_over_modes", "parser"}',
+    '"mean_over_modes", "parser", "intervals": {"overall", "recall_yes", "recall_no", '
+    '"yes_ratio", "by_mode": {MODE: {...}}, "by_task", "by_mode_task": {"lo", "hi", "level", '
+    '"method", "unit", "n_units"}}, "interval_settings"} (the "image_id" resampled when every '
+    "line has one, else the answer: recalls and yes ratio by Wilson's interval, the PhD Index "
+    "by the cluster bootstrap; --no-intervals leaves them out)",
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
@@ -47,6 +52,65 @@ def add_parser(subparsers: Any) -> None:
         inputs={"--responses": "answers JSONL"},
     )
     parser.add_argument("--out", type=Path, required=True, help="output JSON")
+    add_interval_options(parser)
+
+
+def read_units(path: Path) -> tuple[str, list[str]]:
+    """The unit of each answer line for the intervals: its ``image_id`` when every line has one
+    (the yes and the no question of an image, in every mode, move together), else the answer."""
+    from halluscope.io import iter_jsonl
+
+    images = [rec.get("image_id") for rec in iter_jsonl(path)]
+    if images and all(isinstance(i, str | int) and not isinstance(i, bool) for i in images):
+        return "image", [str(i) for i in images]
+    return "answer", [str(rec["id"]) for rec in iter_jsonl(path)]
+
+
+def _scores(answers: list[Any], units: list[str], settings: Any) -> dict[str, Any]:
+    """Intervals of one group's PhD Index (bootstrap), recalls and yes ratio (Wilson)."""
+    from halluscope.hand_check_intervals import bootstrapped, proportion, share
+    from halluscope.metrics.intervals import harmonic_mean
+
+    yes = [(u, int(a.prediction == "yes")) for a, u in zip(answers, units, strict=True)
+           if a.label == "yes"]  # fmt: skip
+    no = [(u, int(a.prediction == "no")) for a, u in zip(answers, units, strict=True)
+          if a.label == "no"]  # fmt: skip
+    columns = {
+        "hit_yes": [int(a.label == "yes" and a.prediction == "yes") for a in answers],
+        "n_yes": [int(a.label == "yes") for a in answers],
+        "hit_no": [int(a.label == "no" and a.prediction == "no") for a in answers],
+        "n_no": [int(a.label == "no") for a in answers],
+    }
+    nan = float("nan")
+    index = harmonic_mean(share("hit_yes", "n_yes", nan), share("hit_no", "n_no", nan))
+    return {
+        **bootstrapped(units, columns, {"overall": index}, settings),
+        "recall_yes": proportion([u for u, _ in yes], [h for _, h in yes], settings),
+        "recall_no": proportion([u for u, _ in no], [h for _, h in no], settings),
+        "yes_ratio": proportion(units, [int(a.prediction == "yes") for a in answers], settings),
+    }
+
+
+def phd_intervals(answers: list[Any], units: list[str], settings: Any) -> dict[str, Any]:
+    """The intervals tree of :func:`~halluscope.benchmarks.phd.metric.phd_report`'s numbers."""
+
+    def scores(keep) -> dict[str, Any]:
+        rows = [(a, u) for a, u in zip(answers, units, strict=True) if keep(a)]
+        return _scores([a for a, _ in rows], [u for _, u in rows], settings)
+
+    modes, tasks = sorted({a.mode for a in answers}), sorted({a.task for a in answers})
+    out = scores(lambda a: True)
+    out["by_mode"] = {m: scores(lambda a, m=m: a.mode == m) for m in modes}
+    out["by_task"] = {t: scores(lambda a, t=t: a.task == t) for t in tasks}
+    out["by_mode_task"] = {
+        m: {
+            t: scores(lambda a, m=m, t=t: a.mode == m and a.task == t)
+            for t in tasks
+            if any(a.mode == m and a.task == t for a in answers)
+        }
+        for m in modes
+    }
+    return out
 
 
 def read_answers(path: Path) -> list[Any]:
@@ -87,12 +151,17 @@ def read_answers(path: Path) -> list[Any]:
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.phd.metric import phd_report
     from halluscope.hand_check import no_records, report, score_text, warn, write_result
+    from halluscope.hand_check_intervals import attach, bracket, interval_settings
 
     answers = read_answers(args.responses)
     if not answers:
         expected = "one per line: " + _EXPECTED.removeprefix("expected ")
         raise no_records("--responses", args.responses, "answer line", expected)
     result = phd_report(answers)
+    if not args.no_intervals:
+        unit, units = read_units(args.responses)
+        settings = interval_settings(args, unit)
+        attach(result, phd_intervals(answers, units, settings), settings)
     write_result(args.out, result)
     if result["overall"] is None:
         missing = "yes" if result["recall_yes"] is None else "no"
@@ -100,7 +169,8 @@ def run(args: argparse.Namespace) -> None:
     report(
         "phd",
         f"{len(answers)} answers ({result['unparsed']} unparsed), PhD Index "
-        f"{score_text(result['overall'])}, yes recall {score_text(result['recall_yes'])}, "
+        f"{score_text(result['overall'])}{bracket(result.get('intervals', {}).get('overall'))}, "
+        f"yes recall {score_text(result['recall_yes'])}, "
         f"no recall {score_text(result['recall_no'])}",
         args.out,
     )

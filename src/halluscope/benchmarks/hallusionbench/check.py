@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.hand_check import add_command
+from halluscope.hand_check_intervals import add_interval_options
 
 FORMATS = (
     '  --answers   JSON array or JSONL of {"category": "VD"|"VS", "subcategory", "set_id", '
@@ -30,7 +31,11 @@ FORMATS = (
     '"smollm2"}\') or a models: id of the params.yaml file (--params)',
     '  --out       JSON written: {"aAcc", "fAcc", "qAcc", "easy_aAcc", "hard_aAcc" (percent, '
     'as the reference prints them), "n_scored", "n_questions", "n_uncertain", "judge", '
-    '"splits", "per_figure", "failure_analysis", "leaderboard", ...}',
+    '"splits", "per_figure", "failure_analysis", "leaderboard", ..., "intervals": {"aAcc", ..., '
+    '"splits": {SPLIT: {"aAcc", "fAcc", "qAcc", "easy", "hard": {"lo", "hi", "level", '
+    '"method", "unit", "n_units"}}}}, "interval_settings"} (the question set resampled: aAcc by '
+    "Wilson's interval at the effective n, fAcc / qAcc by the cluster bootstrap; "
+    "--no-intervals leaves them out)",
 )
 """The input and output formats, one ``--help`` line each (long lines are not wrapped)."""
 
@@ -141,6 +146,7 @@ def add_parser(subparsers: Any) -> None:
         default=None,
         help="leaderboard.json (default: the registered hallusionbench/leaderboard.json)",
     )
+    add_interval_options(parser)
 
 
 def _llm_judge(args: argparse.Namespace) -> Any:
@@ -191,14 +197,75 @@ def _leaderboard(args: argparse.Namespace, doc: dict[str, Any]) -> dict[str, Any
     return lb.comparison(doc, model, how, [*lb.readme_rows(), *lb.leaderboard_rows(path)])
 
 
+def _split_intervals(records: list[Any], settings: Any) -> dict[str, Any]:
+    """aAcc, fAcc, qAcc, easy and hard (percent) of one split, the question set (category,
+    subcategory, set_id) resampled: its figures and question pairs lie inside it, so every
+    number is a function of per-set sums. aAcc, a share of questions: Wilson at the effective
+    n; the all-correct shares of figures and pairs: the cluster bootstrap."""
+    from halluscope.benchmarks.hallusionbench.metric import easy, hard
+    from halluscope.hand_check_intervals import bootstrapped, proportion, share
+
+    units: list[Any] = []
+    columns: dict[str, list[int]] = {k: [] for k in ("f", "nf", "q", "nq", "e", "ne", "h", "nh")}
+
+    def groups(subset: list[Any], key: Any, ok: str, n: str) -> None:
+        sums: dict[Any, list[int]] = {}
+        for r in subset:
+            total = sums.setdefault(key(r), [0, 0])
+            total[0] += r.correct
+            total[1] += 1
+        for group, (correct, count) in sums.items():
+            units.append(group[:3])
+            for name in columns:
+                columns[name].append(int(correct == count) if name == ok else int(name == n))
+
+    groups([r for r in records if not r.no_figure], lambda r: r.figure, "f", "nf")
+    groups(records, lambda r: r.pair, "q", "nq")
+    groups(easy(records), lambda r: r.pair, "e", "ne")
+    groups(hard(records), lambda r: r.pair, "h", "nh")
+    nan = float("nan")
+    statistics = {
+        name: (lambda t, ok=ok, n=n: 100 * share(ok, n, nan)(t))
+        for name, ok, n in (("fAcc", "f", "nf"), ("qAcc", "q", "nq"), ("easy", "e", "ne"),
+                            ("hard", "h", "nh"))
+    }  # fmt: skip
+    sets = [(r.category, r.subcategory, r.set_id) for r in records]
+    return {
+        "aAcc": proportion(sets, [r.correct for r in records], settings, scale=100),
+        **bootstrapped(units, columns, statistics, settings, scale=1),
+    }
+
+
+def hallusionbench_intervals(records: list[Any], splits: dict[str, Any], settings: Any) -> Any:
+    """The intervals tree: the headline numbers (the Overall split's) and every split's."""
+    by_split = {}
+    for name in splits:
+        if name == "Overall":
+            subset = records
+        elif "/" in name:
+            subset = [r for r in records if f"{r.category}/{r.subcategory}" == name]
+        else:
+            subset = [r for r in records if r.category == name]
+        by_split[name] = _split_intervals(subset, settings)
+    top = by_split["Overall"]
+    return {
+        **{key: top[key] for key in ("aAcc", "fAcc", "qAcc")},
+        "easy_aAcc": top["easy"],
+        "hard_aAcc": top["hard"],
+        "splits": by_split,
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.hallusionbench.questions import load_answers, load_questions
-    from halluscope.benchmarks.hallusionbench.scoring import llm_judgments, result
+    from halluscope.benchmarks.hallusionbench.scoring import judge_answers, llm_judgments, result
     from halluscope.benchmarks.hallusionbench.sources import QUESTIONS
     from halluscope.data.fetch import resolve_input
     from halluscope.hand_check import report, score_text, warn, write_result
+    from halluscope.hand_check_intervals import attach, bracket, interval_settings
     from halluscope.io import InputError
 
+    settings = interval_settings(args, "question set")
     if args.judge == "rule" and args.judge_model is not None:
         raise InputError("--judge-model is the LLM judge's model; give --judge llm with it")
     questions = load_questions(args.questions or resolve_input(QUESTIONS))
@@ -207,6 +274,9 @@ def run(args: argparse.Namespace) -> None:
     judgments = llm_judgments(answers, llm) if llm is not None else None
     doc = result(answers, len(questions), judgments)
     doc["leaderboard"] = _leaderboard(args, doc)
+    if settings is not None:
+        records = judge_answers(answers, judgments)
+        attach(doc, hallusionbench_intervals(records, doc["splits"], settings), settings)
     write_result(args.out, doc)
     if doc["n_stale_visual_input"]:
         warn(
@@ -239,7 +309,8 @@ def run(args: argparse.Namespace) -> None:
     report(
         "hallusionbench",
         f"{doc['subset']}, judge {doc['judge'].split(':')[0]}, aAcc "
-        f"{score_text(doc['aAcc'], 2)}%, fAcc {score_text(doc['fAcc'], 2)}%, qAcc "
-        f"{score_text(doc['qAcc'], 2)}%, {doc['n_uncertain']} uncertain",
+        f"{score_text(doc['aAcc'], 2)}%{bracket(doc.get('intervals', {}).get('aAcc'), 2)}, fAcc "
+        f"{score_text(doc['fAcc'], 2)}%, qAcc {score_text(doc['qAcc'], 2)}%, "
+        f"{doc['n_uncertain']} uncertain",
         args.out,
     )

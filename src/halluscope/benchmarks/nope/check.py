@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.hand_check import add_command
+from halluscope.hand_check_intervals import add_interval_options
 from halluscope.io import InputError, iter_jsonl_numbered
 
 NOPE_FORMATS = (
@@ -20,7 +21,10 @@ NOPE_FORMATS = (
     "the pipeline's results/nope/<profile>/<model>/answers.jsonl",
     '  --out       JSON written: {"overall", "negp": {"accuracy", "meteor", "negp_accuracy", '
     '"n", "by_question_type", "by_relevance"}, "non_negp": {...}, "definitions", "answers": '
-    '[...], "input"}',
+    '[...], "input", "intervals": {"overall": {"accuracy", "meteor", "by_question_type": '
+    '{TYPE: {...}}, ...}, "negp": {...}, "non_negp": {...}}, "interval_settings"} (the '
+    '"image_id" resampled when every line has one, else the answer: accuracies by Wilson\'s '
+    "interval, METEOR by the cluster bootstrap; --no-intervals leaves them out)",
 )
 """``halluscope nope`` input and output formats, one ``--help`` line each."""
 
@@ -60,6 +64,7 @@ def add_parser(subparsers: Any) -> None:
     nope.add_argument(
         "--no-per-answer", action="store_true", help="leave the per-answer rows out of the output"
     )
+    add_interval_options(nope)
 
     lexdiv = add_command(
         subparsers,
@@ -117,15 +122,61 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
+def _summary_intervals(
+    rows: list[tuple[str, dict[str, Any]]], settings: Any, negp: bool
+) -> dict[str, Any]:
+    """Intervals of one group's accuracy, NegP accuracy (shares, Wilson) and METEOR (a mean of
+    per-answer scores, the cluster bootstrap)."""
+    from halluscope.hand_check_intervals import bootstrapped, proportion, share
+
+    units = [u for u, _ in rows]
+    out = {"accuracy": proportion(units, [r["exact_match"] for _, r in rows], settings)}
+    if rows and "meteor" in rows[0][1]:
+        columns = {"meteor": [r["meteor"] for _, r in rows], "n": [1] * len(rows)}
+        out.update(bootstrapped(units, columns, {"meteor": share("meteor", "n")}, settings))
+    if negp:
+        out["negp_accuracy"] = proportion(units, [r["negp_answer"] for _, r in rows], settings)
+    return out
+
+
+def nope_intervals(
+    answers: list[dict[str, Any]], units: list[str], settings: Any
+) -> dict[str, Any]:
+    """The intervals tree of :func:`~halluscope.benchmarks.nope.metric.score_answers`' sections
+    and their breakdowns, from the per-answer rows (in input order, one per record)."""
+    rows = list(zip(units, answers, strict=True))
+
+    def section(part: list[tuple[str, dict[str, Any]]], negp: bool = False) -> dict[str, Any]:
+        out = _summary_intervals(part, settings, negp)
+        for key in ("question_type", "relevance"):
+            values = sorted({r[key] for _, r in part if r[key] is not None})
+            out[f"by_{key}"] = {
+                v: _summary_intervals([(u, r) for u, r in part if r[key] == v], settings, negp)
+                for v in values
+            }
+        return out
+
+    return {
+        "overall": section(rows),
+        "negp": section([(u, r) for u, r in rows if r["is_negp"]], negp=True),
+        "non_negp": section([(u, r) for u, r in rows if not r["is_negp"]]),
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
+    import dataclasses
+
     from halluscope.benchmarks.nope.metric import (
         MeteorUnavailableError,
         score_answers,
         validate_record,
     )
     from halluscope.hand_check import no_records, report, score_text, write_result
+    from halluscope.hand_check_intervals import attach, bracket, interval_settings
 
+    settings = interval_settings(args, "image")
+    images = []
     records = []
     first_line: dict[Any, int] = {}
     for number, record in iter_jsonl_numbered(args.answers):
@@ -141,6 +192,7 @@ def run(args: argparse.Namespace) -> None:
             )
         first_line[qid] = number
         records.append(record)
+        images.append(record.get("image_id"))
     if not records:
         expected = 'one {"question_id", "is_negp", "reference", "answer"} object per line'
         raise no_records("--answers", args.answers, "answer record", expected)
@@ -149,18 +201,26 @@ def run(args: argparse.Namespace) -> None:
             records,
             meteor=not args.no_meteor,
             negp_include_zero=not args.no_zero,
-            per_answer=not args.no_per_answer,
+            per_answer=True,  # the per-answer rows give the intervals; left out below
         )
     except MeteorUnavailableError as err:
         print(f"halluscope nope: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     result["input"] = str(args.answers)
+    if settings is not None:
+        named = all(isinstance(i, str | int) and not isinstance(i, bool) for i in images)
+        settings = settings if named else dataclasses.replace(settings, unit="answer")
+        units = [str(i) for i in images] if named else [str(r["question_id"]) for r in records]
+        attach(result, nope_intervals(result["answers"], units, settings), settings)
+    if args.no_per_answer:
+        result["answers"] = []
     write_result(args.out, result)
     overall, negp = result["overall"], result["negp"]
     meteor = "" if args.no_meteor else f", METEOR {score_text(overall.get('meteor'))}"
     report(
         "nope",
         f"{len(records)} answers ({negp['n']} NegP), accuracy {score_text(overall['accuracy'])}"
+        f"{bracket(result.get('intervals', {}).get('overall', {}).get('accuracy'))}"
         f"{meteor}, NegP accuracy {score_text(negp['negp_accuracy'])}",
         args.out,
     )

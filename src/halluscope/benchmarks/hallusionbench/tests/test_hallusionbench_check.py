@@ -132,3 +132,49 @@ def test_the_command_exits_2_on_bad_input(tmp_path: Path, question_file: Path) -
     code = main(["hallusionbench", "--answers", str(answers), "--questions", str(question_file),
                  "--out", str(tmp_path / "o.json")])  # fmt: skip
     assert code == 2 and not (tmp_path / "o.json").exists()
+
+
+SAMPLE = Path(__file__).resolve().parents[5].parent / "shared/data/hallusionbench"
+
+
+def test_every_number_has_an_interval_over_question_sets(
+    tmp_path: Path, question_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The question set is resampled (its figures and pairs inside it): aAcc by Wilson at the
+    effective n, fAcc and qAcc by the bootstrap, in percent; the same bytes on a second run;
+    --no-intervals gives the document without them."""
+    said = ["I am not sure.", "No, it is not.", "Yes.", "Yes, it is."]
+    records = [{**ids(q), "model_prediction": a} for q, a in zip(QUESTIONS, said, strict=True)]
+    answers = write(tmp_path, records)
+    outs = [tmp_path / f"{n}.json" for n in ("a", "b", "plain")]
+    for out, extra in zip(outs, ([], [], ["--no-intervals"]), strict=True):
+        argv = ["hallusionbench", "--answers", str(answers), "--questions", str(question_file),
+                "--out", str(out), *extra]  # fmt: skip
+        assert main(argv) == 0
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    doc, plain = (json.loads(p.read_text(encoding="utf-8")) for p in (outs[0], outs[2]))
+    assert plain == {k: v for k, v in doc.items() if k not in ("intervals", "interval_settings")}
+    tree = doc["intervals"]
+    assert set(tree["splits"]) == set(doc["splits"])
+    for key in ("aAcc", "fAcc", "qAcc", "easy_aAcc", "hard_aAcc"):
+        interval = tree[key]
+        assert interval["unit"] == "question set" and interval["n_units"] == 2, key
+        if doc[key] is not None:
+            assert interval["lo"] - 1e-4 <= doc[key] <= interval["hi"] + 1e-4, key
+    assert tree["aAcc"]["method"] == "wilson (effective n)" and tree["fAcc"]["method"] == "bca"
+    assert tree["splits"]["Overall"]["qAcc"] == tree["qAcc"]
+    assert "aAcc 75.00% [" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="../shared/data/hallusionbench is not present")
+def test_the_public_sample_gets_intervals_over_its_37_sets(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    argv = ["hallusionbench", "--answers", str(SAMPLE / "HallusionBench_result_sample.json"),
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    for key in ("aAcc", "fAcc", "qAcc", "easy_aAcc", "hard_aAcc"):
+        interval = doc["intervals"][key]
+        assert interval["lo"] - 1e-4 <= doc[key] <= interval["hi"] + 1e-4, key
+        assert interval["hi"] - interval["lo"] > 5, key  # 254 answers: several points wide
+    assert doc["intervals"]["aAcc"]["method"] == "wilson (effective n)"
