@@ -59,16 +59,16 @@ def image_list_input(value):
     return [ancient(path) for path in project_file(value)]
 
 
-def image_list_ids(value):
-    """The sha256 of a project image list's image ids in file order (a param of the data job:
-    it reruns when the ids change, not when a caption does); empty for a registered file
-    (pinned by its checksum) or none."""
+def image_list_ids(paths):
+    """The sha256 of the image ids, in file order, of the data job's image list input (a param
+    of the job: it reruns when the ids change, not when a caption does); empty without one
+    (none, or a registered file, pinned by its checksum)."""
     import hashlib
     from pathlib import Path
 
     from halluscope.io import InputError, read_json_records
 
-    paths = project_file(value)
+    paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths or not Path(paths[0]).is_file():
         return ""
     try:

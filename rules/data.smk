@@ -11,7 +11,7 @@ rule data_items:
         images=directory("results/data/{profile}/images"),
     params:
         settings=settings_arg(DataSettings),
-        image_ids=image_list_ids(config["data"].get("image_list")),
+        image_ids=lambda wc, input: image_list_ids(input.image_list),
         code=code_version("data"),
     conda:
         HALLUSCOPE_ENV
