@@ -290,7 +290,15 @@ NEEDING = [f for f in FAMILIES if f.needs]
 def test_the_backend_knows_each_familys_extra_packages(
     family: Family, checkpoints: dict[str, Path]
 ) -> None:
+    """FAMILY_PACKAGES (the spec check's table) agrees with the families, and the vlm extra of
+    pyproject.toml installs every package named there."""
     import json
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pinned = [re.split(r"[=<>]", r)[0] for r in extra["optional-dependencies"]["vlm"]]
+    assert sorted(pinned) == sorted(hf_module.VLM_EXTRA)
+    assert set(family.needs) <= set(pinned)
 
     config = json.loads((checkpoints[family.slug] / "config.json").read_text())
     assert hf_module.FAMILY_PACKAGES.get(config["model_type"], ()) == family.needs
@@ -325,3 +333,20 @@ def test_docs_show_the_family_table_of_these_tests() -> None:
     ``python tests/tiny_models.py``)."""
     docs = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     assert family_table() in docs, "docs/models.md is stale: run python tests/tiny_models.py"
+
+
+def test_an_import_error_of_the_weights_load_names_the_package(
+    checkpoints: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A modeling file that imports an optional package (as remote-code models do) fails the
+    load in the same one line; the message is read from the ImportError transformers raises."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ImportError("TinyVisionModel requires the Timm library but it was not found.")
+
+    monkeypatch.setattr(transformers.AutoModelForImageTextToText, "from_pretrained", refuse)
+    spec = {"backend": "hf", "model": str(checkpoints["llava-1-5"]), "kind": "image-text-to-text"}
+    with pytest.raises(
+        RuntimeError, match=r"\(llava\) needs the package timm, .*`pip install timm`"
+    ):
+        hf_module.from_spec(spec)._load()

@@ -359,10 +359,6 @@ def _save(directory: Path, model: Any, processor: Any) -> None:
         processor.save_pretrained(directory)
 
 
-def build_llava15(directory: Path) -> None:
-    build_llava(directory)
-
-
 def build_llava_next(directory: Path) -> None:
     tok = family_tokenizer(["<image>", "[INST]", "[/INST]"], extra={"image_token": "<image>"})
     pinpoints = [[32, 32], [32, 64], [64, 32]]

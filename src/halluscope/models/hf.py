@@ -15,7 +15,9 @@ Spec (a ``params.yaml`` model entry)::
   ``causal-lm`` (text only: ``AutoTokenizer`` + ``AutoModelForCausalLM``, for the LLM stages).
 - ``dtype``: ``auto`` (bfloat16 on a GPU that supports it, else float16; float32 on CPU),
   ``float32``, ``bfloat16``, ``float16``. ``device``: ``auto`` (CUDA when available, else CPU),
-  ``cpu``, ``cuda`` or ``cuda:N``. ``batch_size``: the largest batch sent to ``generate``.
+  ``cpu``, ``cuda`` or ``cuda:N``. ``batch_size``: the largest batch sent to ``generate``; a
+  batch that raises ``torch.cuda.OutOfMemoryError`` is halved and retried (the answers do not
+  change, see below), and the size that fit is kept for the run and logged once.
 - ``prompt_format``: ``auto`` (default: ``chat`` when the checkpoint has a chat template or
   ``chat_template`` is given here, ``plain`` for the families known to take a bare prompt:
   BLIP-2, InstructBLIP, PaliGemma, Florence-2; otherwise an error naming the key to set),
@@ -62,6 +64,12 @@ for any other local directory, ``local-`` + sha256 over the file names with the 
 small files (configs, tokenizer, templates) and the sizes of the weight files. ``prompt_format``
 and a ``chat_template`` override are added when set because they change the answers. The identity
 needs neither torch nor the weights, so a fully cached run never loads the model.
+
+Packages: the base install has no torchvision, which the video processors of Qwen2/2.5/3-VL,
+LLaVA-OneVision, InternVL and SmolVLM need to load (SmolVLM also num2words): ``make install-vlm``
+adds them (``FAMILY_PACKAGES``). A family whose package is missing fails params validation (when
+its ``config.json`` is local or cached) and its load with one line naming the family, the package
+and that command. ``halluscope check-model`` answers two requests with a spec before a run.
 
 Images are read once, checked against ``Request.image_sha256`` (so the cached answer belongs to the
 pixels that were used), and opened with PIL under its default decompression-bomb limit
@@ -119,6 +127,8 @@ FAMILY_PACKAGES: Mapping[str, tuple[str, ...]] = {
     "smolvlm": ("torchvision", "num2words"),
 }
 INSTALL_VLM = "make install-vlm"
+#: What ``make install-vlm`` installs (pyproject.toml's ``vlm`` extra).
+VLM_EXTRA = ("torchvision", "num2words", "accelerate")
 DEFAULT_MAX_NEW_TOKENS = 128
 #: The first-token logit difference between batch size 1 and 4 that the family tests allow
 #: (float32, CPU; see the module docstring).
@@ -422,7 +432,12 @@ class HFBackend:
             # Straight onto the GPU; without accelerate transformers refuses a device_map, so the
             # weights go through CPU memory first.
             load_kwargs["device_map"] = str(device)
-        model = model_class.from_pretrained(source, dtype=dtype, **load_kwargs)
+        try:
+            model = model_class.from_pretrained(source, dtype=dtype, **load_kwargs)
+        except ImportError as err:  # a modeling file that imports an optional package
+            raise RuntimeError(
+                missing_package_message(self.model_id, config.model_type, err)
+            ) from None
         model.to(device)
         model.eval()
         self._model, self._processor, self._device = model, processor, device
@@ -671,9 +686,13 @@ def _missing_package(err: ImportError) -> str:
 def missing_package_message(model: str, family: str, err: ImportError | str) -> str:
     """One line: the family, the missing package, the command that installs it."""
     package = err if isinstance(err, str) else _missing_package(err)
+    if package in VLM_EXTRA:
+        command = f"`{INSTALL_VLM}` (pip install -e '.[vlm]')"
+    else:  # not one the project pins: the user's own choice of version
+        command = f"`pip install {package}`"
     return (
         f"hf backend: model {model!r} ({family}) needs the package {package}, which is not "
-        f"installed: run `{INSTALL_VLM}` (pip install -e '.[vlm]') on this machine"
+        f"installed: run {command} on this machine"
     )
 
 
