@@ -65,12 +65,6 @@ small files (configs, tokenizer, templates) and the sizes of the weight files. `
 and a ``chat_template`` override are added when set because they change the answers. The identity
 needs neither torch nor the weights, so a fully cached run never loads the model.
 
-Packages: the base install has no torchvision, which the video processors of Qwen2/2.5/3-VL,
-LLaVA-OneVision, InternVL and SmolVLM need to load (SmolVLM also num2words): ``make install-vlm``
-adds them (``FAMILY_PACKAGES``). A family whose package is missing fails params validation (when
-its ``config.json`` is local or cached) and its load with one line naming the family, the package
-and that command. ``halluscope check-model`` answers two requests with a spec before a run.
-
 Images are read once, checked against ``Request.image_sha256`` (so the cached answer belongs to the
 pixels that were used), and opened with PIL under its default decompression-bomb limit
 (``Image.MAX_IMAGE_PIXELS``); missing, corrupt, mismatching or oversized images raise an error that
@@ -90,16 +84,35 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from halluscope.models.base import Request, Response, register_backend, register_spec_check
+from halluscope.models.base import Request, Response, register_backend
+from halluscope.models.hf_checkpoint import (  # re-exported: the backend's public names
+    FAMILY_PACKAGES,
+    INSTALL_VLM,
+    PLAIN_PROMPT_FAMILIES,
+    VLM_EXTRA,
+    check_spec,
+    hub_revision,
+    is_encoder_decoder,
+    local_dir_revision,
+    missing_package_message,
+    model_type,
+)
+from halluscope.models.hf_generation import (
+    DEFAULT_MAX_NEW_TOKENS,
+    answer_meta,
+    generation_settings,
+    token_ids,
+)
 
 logger = logging.getLogger(__name__)
+__all__ = ["BATCH_LOGIT_ATOL", "DEFAULT_MAX_NEW_TOKENS", "FAMILY_PACKAGES", "INSTALL_VLM"]
+__all__ += ["PLAIN_PROMPT_FAMILIES", "VLM_EXTRA", "HFBackend", "answer_meta", "check_spec"]
+__all__ += ["from_spec", "generation_settings", "hub_revision", "is_encoder_decoder"]
+__all__ += ["load_image", "local_dir_revision", "missing_package_message", "model_type"]
 
 KINDS = ("image-text-to-text", "causal-lm")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 PROMPT_FORMATS = ("auto", "chat", "plain")
-#: Families (``config.model_type``) whose processor places the image itself and whose checkpoints
-#: take a bare prompt, with no chat template: ``auto`` picks ``plain`` for them.
-PLAIN_PROMPT_FAMILIES = frozenset({"blip-2", "instructblip", "paligemma", "florence2"})
 SPEC_KEYS = frozenset(
     {
         "backend",
@@ -114,91 +127,11 @@ SPEC_KEYS = frozenset(
         "name",
     }
 )
-#: Packages beyond the base install that a family's processor imports on load (its video
-#: processor: torchvision; SmolVLM's: num2words), by ``config.model_type``.
-FAMILY_PACKAGES: Mapping[str, tuple[str, ...]] = {
-    "llava_onevision": ("torchvision",),
-    "llava_next_video": ("torchvision",),
-    "qwen2_vl": ("torchvision",),
-    "qwen2_5_vl": ("torchvision",),
-    "qwen3_vl": ("torchvision",),
-    "qwen3_vl_moe": ("torchvision",),
-    "internvl": ("torchvision",),
-    "smolvlm": ("torchvision", "num2words"),
-}
-INSTALL_VLM = "make install-vlm"
-#: What ``make install-vlm`` installs (pyproject.toml's ``vlm`` extra).
-VLM_EXTRA = ("torchvision", "num2words", "accelerate")
-DEFAULT_MAX_NEW_TOKENS = 128
 #: The first-token logit difference between batch size 1 and 4 that the family tests allow
 #: (float32, CPU; see the module docstring).
 BATCH_LOGIT_ATOL = 1e-4
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
-_SNAPSHOT = re.compile(r"(?:^|/)snapshots/([0-9a-f]{40})(?:/|$)")
-# Files whose size (not content) enters the local-directory revision: hashing gigabytes of weights
-# on every run would cost more than the generation of a small demo.
-_WEIGHT_SUFFIXES = (
-    ".safetensors",
-    ".bin",
-    ".pt",
-    ".pth",
-    ".ckpt",
-    ".gguf",
-    ".h5",
-    ".msgpack",
-    ".onnx",
-    ".npz",
-)
-
-
-# ----------------------------------------------------------------------------------------------
-# Identity
-
-
-def local_dir_revision(path: str | Path) -> str:
-    """A revision for a local model directory: snapshot hash if it is one, else a content digest."""
-    root = Path(path).resolve()
-    found = _SNAPSHOT.search(root.as_posix() + "/")
-    if found:
-        return found.group(1)
-    digest = hashlib.sha256()
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
-    for file in files:
-        rel = file.relative_to(root).as_posix()
-        if file.name.endswith(_WEIGHT_SUFFIXES):
-            part = f"size:{file.stat().st_size}"
-        else:
-            part = "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
-        digest.update(f"{rel}\0{part}\n".encode())
-    return "local-" + digest.hexdigest()[:16]
-
-
-def hub_revision(repo_id: str, revision: str | None) -> str:
-    """The commit hash ``revision`` (or the default branch) of a hub repo points to.
-
-    Fetches only ``config.json`` (served from the local cache when ``HF_HUB_OFFLINE=1``).
-    """
-    from huggingface_hub import hf_hub_download
-
-    try:
-        path = hf_hub_download(repo_id, "config.json", revision=revision)
-    except Exception as err:  # offline without a cached copy, unknown repo, gated repo, ...
-        raise RuntimeError(
-            f"hf backend: cannot resolve model {repo_id!r} (revision {revision!r}) on the Hugging "
-            f"Face hub or in its local cache: {type(err).__name__}: {err}. Give a local directory "
-            "as 'model', or download the model first (without HF_HUB_OFFLINE=1)."
-        ) from err
-    found = _SNAPSHOT.search(Path(path).as_posix())
-    if found:
-        return found.group(1)
-    if revision:
-        return revision
-    raise RuntimeError(f"hf backend: no commit hash for {repo_id!r} in the hub cache path {path}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -240,37 +173,6 @@ def load_image(path: str | Path | None, sha256: str | None = None, request_id: s
         raise ValueError(
             f"image {str(path)!r} of request {request_id!r} is not a readable image: {err}"
         ) from None
-
-
-# ----------------------------------------------------------------------------------------------
-# Generation parameters
-
-
-def generation_settings(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The decoding settings a request asks for, with defaults, validated (also a grouping key)."""
-    max_new = params.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS)
-    temperature = float(params.get("temperature", 0.0) or 0.0)
-    top_p = float(params.get("top_p", 1.0) if params.get("top_p") is not None else 1.0)
-    seed = params.get("seed", 0)
-    if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
-        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new!r}")
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature!r}")
-    if not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    settings: dict[str, Any] = {"max_new_tokens": max_new, "seed": seed}
-    if temperature == 0:
-        # The sampling knobs get their neutral values: greedy ignores them, and a checkpoint's own
-        # sampling defaults (merged in by ``generate``) would otherwise warn on every batch.
-        settings.update(do_sample=False, num_beams=1, temperature=1.0, top_p=1.0, top_k=50)
-    else:
-        top_k = params.get("top_k", 0) or 0
-        settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=int(top_k))
-    if params.get("repetition_penalty") is not None:
-        settings["repetition_penalty"] = float(params["repetition_penalty"])
-    return settings
 
 
 # ----------------------------------------------------------------------------------------------
@@ -401,7 +303,7 @@ class HFBackend:
             try:
                 processor = transformers.AutoProcessor.from_pretrained(source, **load_kwargs)
             except ImportError as err:
-                family = _model_type(source, load_kwargs)
+                family = model_type(source, load_kwargs)
                 raise RuntimeError(missing_package_message(self.model_id, family, err)) from None
             tokenizer = processor.tokenizer
             model_class = transformers.AutoModelForImageTextToText
@@ -622,9 +524,9 @@ class HFBackend:
         options = {k: v for k, v in settings.items() if k != "seed"}
         config = GenerationConfig(**options, pad_token_id=tokenizer.pad_token_id)
         defaults = model.generation_config
-        eos_ids = _token_ids(config.eos_token_id, defaults.eos_token_id, tokenizer.eos_token_id)
+        eos_ids = token_ids(config.eos_token_id, defaults.eos_token_id, tokenizer.eos_token_id)
         # BART-style configs (Florence-2) force eos as the last token the limit allows.
-        forced_ids = _token_ids(config.forced_eos_token_id, defaults.forced_eos_token_id)
+        forced_ids = token_ids(config.forced_eos_token_id, defaults.forced_eos_token_id)
         torch.manual_seed(int(settings["seed"]))
         with torch.inference_mode():
             output = model.generate(**inputs, generation_config=config)
@@ -660,107 +562,6 @@ class HFBackend:
         if output.shape[1] >= width and torch.equal(output[:, :width], prompt_ids):
             return output[:, width:]
         return output
-
-
-def _model_type(source: str, load_kwargs: Mapping[str, Any]) -> str:
-    import transformers
-
-    try:
-        return transformers.AutoConfig.from_pretrained(source, **load_kwargs).model_type
-    except Exception:  # the config is read again, and its error shown, by the model load
-        return "unknown family"
-
-
-def _missing_package(err: ImportError) -> str:
-    """The package an ImportError of transformers names (``requires the X library``,
-    ``Package `x` is required``), else the error's module name or its first line."""
-    text = str(err)
-    found = re.search(r"requires the (\w+) library", text) or re.search(
-        r"[Pp]ackage `([\w.-]+)` is required", text
-    )
-    if found:
-        return found.group(1).lower()
-    return err.name or text.strip().splitlines()[0]
-
-
-def missing_package_message(model: str, family: str, err: ImportError | str) -> str:
-    """One line: the family, the missing package, the command that installs it."""
-    package = err if isinstance(err, str) else _missing_package(err)
-    if package in VLM_EXTRA:
-        command = f"`{INSTALL_VLM}` (pip install -e '.[vlm]')"
-    else:  # not one the project pins: the user's own choice of version
-        command = f"`pip install {package}`"
-    return (
-        f"hf backend: model {model!r} ({family}) needs the package {package}, which is not "
-        f"installed: run {command} on this machine"
-    )
-
-
-def _local_config(model: str, revision: str | None) -> dict[str, Any] | None:
-    """``config.json`` of a local directory or of a hub snapshot already cached, without any
-    download (None when neither is there)."""
-    import json
-
-    path = Path(model).expanduser() / "config.json"
-    if not path.is_file():
-        if model.startswith(("/", "./", "../", "~")) or model.count("/") != 1:
-            return None
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(model, "config.json", revision=revision)
-        if not isinstance(cached, str):
-            return None
-        path = Path(cached)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-@register_spec_check("hf")
-def check_spec(spec: Mapping[str, Any], model_id: str) -> None:
-    """Before any job: a model whose family needs a package this machine lacks (read from a
-    local or cached ``config.json``; nothing is downloaded) fails params validation in one line."""
-    model = spec.get("model")
-    if not isinstance(model, str) or spec.get("kind") != "image-text-to-text":
-        return
-    config = _local_config(model, spec.get("revision"))
-    family = (config or {}).get("model_type")
-    for package in FAMILY_PACKAGES.get(family, ()):
-        if importlib.util.find_spec(package) is None:
-            raise ValueError(
-                f"models.{model_id}: {missing_package_message(model, family, package)}"
-            )
-
-
-def _token_ids(*candidates: int | list[int] | None) -> set[int]:
-    """The first token id (or list of ids) given, as a set; id 0 is an id, not a missing one."""
-    for ids in candidates:
-        if ids is not None:
-            return set(ids) if isinstance(ids, list) else {int(ids)}
-    return set()
-
-
-def is_encoder_decoder(config: Any) -> bool:
-    """Whether a model config (or its text config: InstructBLIP/BLIP-2 with T5) is seq2seq."""
-    if getattr(config, "is_encoder_decoder", False):
-        return True
-    text = getattr(config, "text_config", None)
-    return bool(getattr(text, "is_encoder_decoder", False))
-
-
-def answer_meta(
-    row: Sequence[int], eos_ids: set[int], max_new_tokens: int, forced_eos: set[int] = frozenset()
-) -> dict[str, Any]:
-    """``new_tokens`` up to and including the first eos; ``finish_reason`` ``stop`` when the
-    model ended the answer, ``length`` when ``max_new_tokens`` cut it: no eos, or only the eos
-    that a ``forced_eos_token_id`` config puts at the last allowed position. A row of a batch that
-    stopped early is padded after its eos, so those pads never count."""
-    stop = next((n for n, token in enumerate(row) if token in eos_ids), None)
-    if stop is None:
-        return {"new_tokens": min(len(row), max_new_tokens), "finish_reason": "length"}
-    forced = stop == max_new_tokens - 1 and row[stop] in forced_eos
-    return {"new_tokens": stop + 1, "finish_reason": "length" if forced else "stop"}
 
 
 @register_backend("hf")
