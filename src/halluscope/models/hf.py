@@ -70,6 +70,7 @@ pixels that were used), and opened with PIL under its default decompression-bomb
 (``Image.MAX_IMAGE_PIXELS``); missing, corrupt, mismatching or oversized images raise an error that
 names the path. An image-text-to-text request that names an ``image_id`` but has no image file is
 refused rather than answered from the text alone; a causal-lm refuses requests with an image.
+Packages some families need beyond the base install (``make install-vlm``): ``hf_checkpoint``.
 """
 
 from __future__ import annotations
