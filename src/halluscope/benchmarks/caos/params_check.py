@@ -26,15 +26,14 @@ def check(config: Mapping[str, Any], source: str) -> None:
                     f"valid ids: {', '.join(sorted(config['instructions']))}",
                     key=key,
                 )
-    tables_built = config["caos"].get("enabled", True)
-    for inst in config["tables"]["table1_instructions"] if tables_built else ():
-        if inst not in gen["instructions"]:
-            raise ConfigError(
-                f"{source}: tables.table1_instructions: instruction '{inst}' is not generated "
-                f"(generate.instructions: {', '.join(gen['instructions'])}), so its Table 1 "
-                "cells would be empty; add it there or drop it here",
-                key="tables.table1_instructions",
-            )
+    table1 = config["tables"]["table1_instructions"]
+    if config["caos"].get("enabled", True) and not set(table1) & set(gen["instructions"]):
+        raise ConfigError(
+            f"{source}: tables.table1_instructions: none of {', '.join(table1)} is generated "
+            f"(generate.instructions: {', '.join(gen['instructions'])}), so every Table 1 cell "
+            "would be empty; name a generated instruction there",
+            key="tables.table1_instructions",
+        )
     for emb in config["embed"]["embedders"]:
         if emb not in config["embed"]["specs"]:
             raise ConfigError(
