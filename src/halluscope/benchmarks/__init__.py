@@ -316,7 +316,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         dvc_stage=True,
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
-    Benchmark("hallusionbench", "HallusionBench aAcc / fAcc / qAcc (hand-check command)"),
+    Benchmark(
+        "hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc", dvc_stage=True
+    ),
 )
 
 

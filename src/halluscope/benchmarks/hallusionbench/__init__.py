@@ -4,5 +4,19 @@ apart; scored per question (aAcc), per figure (fAcc) and per question pair (qAcc
 
 from halluscope.benchmarks import Parts
 
-# No pipeline rule yet (rules.smk says why): scored by hand (``halluscope hallusionbench``).
-PARTS = Parts(sources="sources", check="check")
+PARTS = Parts(
+    helpers=("common.smk",),
+    stages={
+        "stages": ("hallusionbench-questions", "hallusionbench-answers", "hallusionbench-score"),
+        "report": ("hallusionbench-table", "hallusionbench-figure"),
+    },
+    sources="sources",
+    check="check",
+    needs="needs",
+    simulated="simulated",
+    headlines="headlines",
+    explorer="explorer",
+    report="report",
+    tables=("hallusionbench_table",),
+    figures=("hallusionbench_bars",),
+)

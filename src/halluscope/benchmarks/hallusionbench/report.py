@@ -1,0 +1,145 @@
+"""HallusionBench's table (aAcc, fAcc, qAcc, easy and hard qAcc per model, the subset scored
+stated) and figure (aAcc per subcategory, one bar per model), with the shared rules of
+:mod:`halluscope.report.benchmarks` (fixed decimals, escaped text, deterministic figures,
+simulated models said so)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from halluscope.benchmarks.hallusionbench.settings import HbFigureSettings, HbTableSettings
+from halluscope.report import is_simulated
+from halluscope.report.benchmarks import _finish_figure, _to_latex
+from halluscope.report.latex import latex_escape
+from halluscope.stage_command import stage
+
+#: (score file key, column label): the reference's printed numbers (easy / hard: per pair).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("aAcc", "aAcc"),
+    ("fAcc", "fAcc"),
+    ("qAcc", "qAcc"),
+    ("easy_aAcc", "Easy qAcc"),
+    ("hard_aAcc", "Hard qAcc"),
+)
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def hb_frame(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+    """model x (aAcc, fAcc, qAcc, easy, hard) in percent; a number the subset cannot have (fAcc
+    of the text-only questions, which have no figure) NaN."""
+    rows = [[_number(reports[m].get(key)) for key, _ in COLUMNS] for m in models]
+    index = pd.Index([latex_escape(m) for m in models], name="Model")
+    return pd.DataFrame(rows, index=index, columns=[label for _, label in COLUMNS])
+
+
+def subset_text(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> str:
+    """The subset the models' numbers cover (``178 of 1129 questions``), or each model's."""
+    subsets = {str(reports[m]["subset"]) for m in models}
+    if len(subsets) == 1:
+        return subsets.pop().replace("1129", "1,129")
+    return "; ".join(f"{m}: {reports[m]['subset']}" for m in models).replace("1129", "1,129")
+
+
+def hb_table_latex(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    decimals: int = 2,
+    *,
+    dataset: str = "demo",
+) -> str:
+    """aAcc, fAcc, qAcc per model (``reports``: model -> scores.json), the subset scored and the
+    judge in the caption."""
+    frame = hb_frame(reports, models)
+    judges = sorted({str(reports[m]["judge"]).split(":")[0] for m in models})
+    uncertain = ", ".join(f"{latex_escape(m)} {reports[m]['n_uncertain']}" for m in models)
+    note = ""
+    if is_simulated(models):
+        note = (
+            "Results from simulated LVLMs (model ids \\texttt{sim-*}), which answer from the "
+            "truth with their preset's yes-bias and miss rate: they exercise the pipeline and say "
+            "nothing about real models. "
+        )
+    caption = (
+        note
+        + f"HallusionBench on {latex_escape(subset_text(reports, models))} (percent; higher is "
+        "better): aAcc per question, fAcc per figure (all its questions right), qAcc per "
+        "question pair (right on every figure of its set), easy / hard qAcc over the original / "
+        "edited figures, as the reference computes them; an uncertain answer to a question "
+        "without a figure counts as correct. ``--'': the subset has none (the text-only "
+        f"questions have no figure). Judge: {latex_escape(', '.join(judges))}. Uncertain "
+        f"answers: {uncertain}."
+    )
+    return _to_latex(
+        frame,
+        decimals=decimals,
+        caption=caption,
+        label=f"tab:{dataset}:hallusionbench",
+        column_format="l" + "r" * frame.shape[1],
+    )
+
+
+def subcategories(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> list[str]:
+    """The ``<category>/<subcategory>`` splits any model was scored on, sorted."""
+    return sorted({s for m in models for s in reports[m].get("splits", {}) if "/" in s})
+
+
+def plot_hb_bars(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    stem: str | Path,
+    dpi: int = 200,
+) -> list[Path]:
+    """aAcc per subcategory (and overall), one bar per model, PDF + PNG."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from halluscope.report.style import style_context
+
+    groups = ["Overall", *subcategories(reports, models)]
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(models), 1)
+    with style_context():
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(groups) + 2.0), 3.6))
+        for i, model in enumerate(models):
+            splits = reports[model].get("splits", {})
+            heights = [_number(splits.get(g, {}).get("aAcc")) for g in groups]
+            offset = (i - (len(models) - 1) / 2) * width
+            bars = ax.bar(x + offset, heights, width, label=model)
+            ax.bar_label(bars, fmt="%.0f", fontsize="xx-small", padding=1)
+        ax.set_xticks(x)
+        ax.set_xticklabels(groups, rotation=20, ha="right")
+        ax.set_ylabel("aAcc (%)")
+        ax.set_ylim(0, 110)
+        ax.legend(frameon=False, loc="lower right", fontsize="x-small")
+        subset = subset_text(reports, models)
+        paths = _finish_figure(fig, f"HallusionBench aAcc by subcategory ({subset})", models,
+                               stem, dpi, sep="\n")  # fmt: skip
+    return paths
+
+
+@stage("hallusionbench-table")
+def write_hb_table(reports: list[Path], /, *, settings: HbTableSettings, out: Path) -> None:
+    """HallusionBench LaTeX table (and CSV twin): aAcc, fAcc, qAcc per model."""
+    from halluscope.io import reports_by_model
+    from halluscope.report.benchmarks import write_table
+
+    models = settings.models
+    by_model = reports_by_model(reports, models)
+    latex = hb_table_latex(by_model, models, settings.decimals, dataset=settings.run)
+    write_table(out, latex, hb_frame(by_model, models), models)
+
+
+@stage("hallusionbench-figure")
+def draw_hb_bars(reports: list[Path], /, *, settings: HbFigureSettings, out_stem: Path) -> None:
+    """HallusionBench aAcc per subcategory, one bar per model (PDF + PNG)."""
+    from halluscope.io import reports_by_model
+
+    models = settings.models
+    plot_hb_bars(reports_by_model(reports, models), models, out_stem, dpi=settings.dpi)

@@ -1,0 +1,125 @@
+"""HallusionBench stages: the questions of the subset -> answers per model -> judged and scored.
+
+The questions are the registered ``HallusionBench.json`` (or ``hallusionbench.questions``),
+``hallusionbench.subset`` of them: the 178 text-only questions by default (no image needed), or
+all 1,129 with the figures of ``data.images``. A model is asked each question as it is written
+(the reference's prompt: the question alone, with the figure when it has one), through the
+response cache, by any backend (the simulated LVLMs answer from the answer key, see
+:mod:`.simulated`). The answers are written in the records of the upstream
+``HallusionBench_result_sample.json`` (the five ids and ``model_prediction``), so the score
+stage and ``halluscope hallusionbench`` read the same files. The score stage judges them (rule
+by default, the reference's LLM judge as a setting, every call cached) and computes the
+reference's metrics (:mod:`.scoring`), stating the subset scored against the 1,129 questions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from halluscope.benchmarks.hallusionbench.settings import HbQuestionSettings, HbScoreSettings
+from halluscope.io import read_jsonl, write_json, write_jsonl
+from halluscope.stage_command import stage
+from halluscope.stages.answering import AnswerSettings, Question, answer_and_write, with_cache
+
+KEYS = ("category", "subcategory", "set_id", "figure_id", "question_id")
+
+
+@stage("hallusionbench-questions")
+def questions(settings: HbQuestionSettings, out: Path, items_out: Path) -> dict[str, Any]:
+    """The questions of the subset (JSONL, file order) and their figures' items."""
+    from halluscope.benchmarks.hallusionbench import data
+    from halluscope.benchmarks.hallusionbench.questions import load_questions
+    from halluscope.data.fetch import resolve_input
+
+    every = load_questions(resolve_input(settings.questions))
+    chosen = data.select(every.values(), settings.subset)
+    write_jsonl(items_out, data.items(chosen, settings.images))
+    write_jsonl(out, [data.question_row(q) for q in chosen])
+    return {"questions": len(chosen), "of": len(every), "subset": settings.subset}
+
+
+@stage("hallusionbench-answers")
+def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path, out: Path) -> None:
+    """One model's answers to every question of the subset, with its figure when it has one,
+    through the response cache; records in the format of the upstream result sample."""
+    settings = with_cache(settings, cache)
+    answer_and_write(
+        items,
+        settings,
+        read_jsonl(questions),
+        lambda q: Question(
+            q["image_id"],
+            f"hallusionbench/{q['id']}",
+            q["question"],
+            {"id": q["id"]},
+            {key: q[key] for key in ("gt_answer", "visual_input", "category", "figure_id")},
+        ),
+        lambda q, r: {
+            **{key: q[key] for key in (*KEYS, "visual_input", "question", "gt_answer")},
+            "model": settings.llm.model_id,
+            "model_prediction": r.text,
+            "meta": r.meta,
+        },
+        out,
+        task="hallusionbench",
+        what="HallusionBench answers",
+    )
+
+
+def _llm_judge(settings: HbScoreSettings, cache: Path) -> Any:
+    """The reference's LLM judge of ``settings.llm`` through the response cache ``cache``."""
+    from halluscope.benchmarks.hallusionbench.llm_judge import JudgeModel, LLMJudge
+    from halluscope.models.base import make_backend
+    from halluscope.models.cache import ResponseCache
+
+    llm = settings.llm
+    assert llm is not None
+    return LLMJudge(
+        model=JudgeModel(llm.model_id, llm.spec),
+        backend=make_backend(llm.spec, model_name=llm.model_id),
+        cache=ResponseCache(cache, mode=llm.cache_mode),  # type: ignore[arg-type]
+        params=dict(llm.params),
+        prompt_version=settings.judge_prompt,
+        batch_size=llm.batch_size,
+    )
+
+
+@stage("hallusionbench-score")
+def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> dict[str, Any]:
+    """aAcc, fAcc, qAcc and the reference's other numbers of one model's answers, judged by
+    rule or by the LLM judge, with each answer's verdict (for the explorer page)."""
+    from halluscope.benchmarks.hallusionbench import judge
+    from halluscope.benchmarks.hallusionbench.questions import (
+        key_text,
+        load_answers,
+        load_questions,
+    )
+    from halluscope.benchmarks.hallusionbench.scoring import (
+        judge_answers,
+        llm_judgments,
+        result,
+        rule_judgments,
+    )
+    from halluscope.data.fetch import resolve_input
+
+    every = load_questions(resolve_input(settings.questions))
+    answered = load_answers(answers, every)
+    if settings.judge == "llm":
+        judgments = llm_judgments(answered, _llm_judge(settings, cache))
+    else:
+        judgments = rule_judgments(answered)
+    doc = result(answered, len(every), judgments)
+    rows = read_jsonl(answers)
+    doc["model"] = rows[0]["model"] if rows else None
+    doc["answers"] = [
+        {
+            "id": key_text(a.question.key),
+            "said": judge.extract(a.prediction) if settings.judge == "rule" else None,
+            "verdict": record.verdict,
+            "correct": record.correct,
+        }
+        for a, record in zip(answered, judge_answers(answered, judgments), strict=True)
+    ]
+    write_json(out, doc)
+    return {"subset": doc["subset"], "aAcc": doc["aAcc"], "n_uncertain": doc["n_uncertain"]}
