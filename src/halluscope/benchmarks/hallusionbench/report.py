@@ -116,8 +116,9 @@ def plot_hb_bars(
         ax.set_xticks(x)
         ax.set_xticklabels(groups, rotation=20, ha="right")
         ax.set_ylabel("aAcc (%)")
-        ax.set_ylim(0, 110)
-        ax.legend(frameon=False, loc="lower right", fontsize="x-small")
+        ax.set_ylim(0, 125)
+        ax.set_yticks(range(0, 101, 20))
+        ax.legend(frameon=False, loc="upper center", ncol=len(models), fontsize="x-small")
         subset = subset_text(reports, models)
         paths = _finish_figure(fig, f"HallusionBench aAcc by subcategory ({subset})", models,
                                stem, dpi, sep="\n")  # fmt: skip

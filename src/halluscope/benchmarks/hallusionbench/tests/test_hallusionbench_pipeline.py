@@ -162,3 +162,34 @@ def test_the_llm_judge_is_a_setting(tmp_path: Path) -> None:
     assert settings.llm is not None and settings.llm.model_id == "smollm2"
     assert settings.judge_prompt == "reference-744007c"
     assert len(RULE_NEEDS["hallusionbench_score"](_config(judge="llm", judge_llm=block), None)) == 1
+
+
+def test_recorded_answers_replay_through_the_replay_backend(built: Path, tmp_path: Path) -> None:
+    """A recording of the sample's answers, keyed as the replay backend looks them up (the
+    figure's item id and the question), answers the stage like a live model."""
+    import json
+
+    folder = built / "results" / "hallusionbench" / PROFILE
+    questions = {q["id"]: q for q in read_jsonl(folder / "questions.jsonl")}
+    recorded = read_jsonl(folder / "sim-verbose" / "answers.jsonl")
+    recording = tmp_path / "recording.jsonl"
+    lines = []
+    for r in recorded:
+        key = "_".join(str(r[k]) for k in stages.KEYS)
+        record = {"image_id": questions[key]["image_id"], "prompt": r["question"],
+                  "text": r["model_prediction"]}  # fmt: skip
+        lines.append(json.dumps(record))
+    recording.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = _config()
+    config["models"]["recorded"] = {"backend": "replay", "path": str(recording)}
+    out = tmp_path / "answers.jsonl"
+    stages.answers(
+        AnswerSettings.from_config(config, "recorded"),
+        folder / "items.jsonl",
+        folder / "questions.jsonl",
+        tmp_path / "cache",
+        out,
+    )
+    replayed = read_jsonl(out)
+    assert [r["model_prediction"] for r in replayed] == [r["model_prediction"] for r in recorded]
+    assert {r["model"] for r in replayed} == {"recorded"}
