@@ -104,7 +104,7 @@ def test_every_model_calling_rule_declares_model_resources_and_no_other() -> Non
     for name in declaring:
         assert f'model_resources(config, "{name}")' in blocks[name]
     # the rules of the LLM stages hand their threads to the job's llama.cpp
-    threaded = {name for name, body in blocks.items() if "HALLUSCOPE_THREADS={threads}" in body}
+    threaded = {name for name, body in blocks.items() if "HALLUSCOPE_THREADS={threads:q}" in body}
     assert threaded == {"extract", "trihe_triplets", "trihe_judge", "nope_generate"}
     for name in threaded:
         assert f'threads: model_threads(config, "{name}")' in blocks[name]

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.io import InputError
@@ -152,6 +153,12 @@ def check_paper_images(files: dict[str, Path]) -> None:
             )
 
 
+def benchmark_names() -> set[str]:
+    from halluscope.benchmarks import BENCHMARKS
+
+    return {b.name for b in BENCHMARKS}
+
+
 def project_path(path: Path, root: Path) -> str:
     """``path`` as the profile writes it: relative to the project when inside it."""
     absolute = path.resolve()
@@ -164,8 +171,11 @@ def profile_text(
     files: dict[str, str],
     paper_models: bool,
     limit: int | None,
+    other_benchmarks: Sequence[str] = (),
 ) -> str:
-    """The profile YAML (JSON scalars, which YAML reads as they are), with a comment on use."""
+    """The profile YAML (JSON scalars, which YAML reads as they are), with a comment on use;
+    ``other_benchmarks`` (the benchmarks params.yaml enables, CAOS aside) are switched off:
+    captions answer none of their questions."""
     q = json.dumps
     instructions = sorted(files)
     models = [name, *(PAPER_MODELS if paper_models else [])]
@@ -213,7 +223,7 @@ def profile_text(
         "  published: false",
         "",
     ]
-    lines += [f"{b}:\n  enabled: false" for b in ("pope", "trihe", "phd", "nope")]
+    lines += [f"{b}:\n  enabled: false" for b in other_benchmarks]
     return "\n".join(lines) + "\n"
 
 
@@ -237,7 +247,8 @@ def run(args: argparse.Namespace) -> None:
         raise InputError(f"{out}: exists; remove it or give another --profile or --out")
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit}: expected a positive number of images")
-    instructions = load(root / "params.yaml")["instructions"]
+    params = load(root / "params.yaml")
+    instructions = params["instructions"]
     files = caption_files(args.captions, instructions)
     from halluscope.commands.params import check_ids_have_gt
 
@@ -250,6 +261,7 @@ def run(args: argparse.Namespace) -> None:
         {i: project_path(p, root) for i, p in files.items()},
         args.beside_paper_models,
         args.limit,
+        [name for name in params if name in benchmark_names() and name != "caos"],
     )
     from halluscope.io import atomic_write_text
 
