@@ -48,12 +48,19 @@ def _walk(node: Any, path: tuple[str, ...] = ()):
 
 def test_the_llm_block_is_defined_once_and_used_under_one_name() -> None:
     """Only ``$defs/generation`` declares the generation keys; every use of ``$defs/llm`` is a
-    key named ``llm`` (extract.llm, nope.llm, trihe.extractor.llm, trihe.judge.llm)."""
+    key named ``llm`` (extract.llm, hallusionbench.llm, nope.llm, trihe.extractor.llm,
+    trihe.judge.llm)."""
     full = schema()
     declaring = [p for p, n in _walk(full) if "max_new_tokens" in n.get("properties", {})]
     assert declaring == [("$defs", "generation")]
     uses = sorted(".".join(p[1::2]) for p, n in _walk(full) if n.get("$ref") == "#/$defs/llm")
-    assert uses == ["extract.llm", "nope.llm", "trihe.extractor.llm", "trihe.judge.llm"]
+    assert uses == [
+        "extract.llm",
+        "hallusionbench.llm",
+        "nope.llm",
+        "trihe.extractor.llm",
+        "trihe.judge.llm",
+    ]
     generation = sorted(p for p, n in _walk(full) if n.get("$ref") == "#/$defs/generation")
     assert generation == [("$defs", "llm"), ("properties", "generate"), ("properties", "oracle")]
 

@@ -126,11 +126,11 @@ def test_duplicates_are_refused_with_both_lines(tmp_path: Path) -> None:
             ":2: a record with neither 'prompt' nor 'instruction_id'.* line 1 has one",
         ),
         ('{"image_id": 1, "caption": "a"}\n{"image_id": 1, "caption": "b"}\n', ":2: duplicate"),
-        ('{"image_id": 1, "caption": 3}\n', ":1: 'text' \\(or 'caption'\\) must be"),
+        ('{"image_id": 1, "caption": 3}\n', ":1: 'caption' must be a string"),
         ('{"image_id": 1, "prompt": 3, "text": "t"}\n', ":1: 'prompt' must be"),
         (
             '{"image_id": 1, "prompt": "p", "text": "t"}\n\n{"image_id": 2,\n',
-            ":4: malformed JSON .* starting at line 3",
+            ":3: malformed JSON \\(the record starting on this line is cut short",
         ),
         ("[1, 2]", ":1: expected a JSON object"),
         ("", "no records"),

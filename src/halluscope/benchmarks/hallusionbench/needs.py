@@ -12,7 +12,7 @@ from halluscope.resources import Needs, llm_needs
 def _score(config: Mapping[str, Any], wildcards: Any) -> list[Needs]:
     from halluscope.benchmarks.hallusionbench.settings import HbScoreSettings
 
-    return llm_needs(HbScoreSettings.from_config(config).llm, "hallusionbench.judge_llm")
+    return llm_needs(HbScoreSettings.from_config(config).llm, "hallusionbench.llm")
 
 
 RULE_NEEDS = {"hallusionbench_score": _score}

@@ -31,15 +31,13 @@ class HbQuestionSettings(StageSettings):
 
 
 def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
-    """``hallusionbench.judge_llm`` when the judge is ``llm`` (which needs it)."""
+    """``hallusionbench.llm`` when the judge is ``llm`` (which needs it)."""
     if read(config, "hallusionbench.judge") != "llm":
         return None
-    block = config["hallusionbench"].get("judge_llm")
+    block = config["hallusionbench"].get("llm")
     if not isinstance(block, Mapping):
-        raise ValueError(
-            "params.yaml: hallusionbench.judge is llm but hallusionbench.judge_llm is unset"
-        )
-    return LLMSettings.from_block(config, block, "hallusionbench.judge_llm")
+        raise ValueError("params.yaml: hallusionbench.judge is llm but hallusionbench.llm is unset")
+    return LLMSettings.from_block(config, block, "hallusionbench.llm")
 
 
 @dataclass(frozen=True)

@@ -155,13 +155,13 @@ def test_the_llm_judge_is_a_setting(tmp_path: Path) -> None:
     RULE_NEEDS = {"hallusionbench_score": RULE_MODELS["hallusionbench_score"]}
     assert HbScoreSettings.from_config(_config()).llm is None
     assert RULE_NEEDS["hallusionbench_score"](_config(), None) == []
-    with pytest.raises(ValueError, match="judge_llm is unset"):
+    with pytest.raises(ValueError, match="hallusionbench.llm is unset"):
         HbScoreSettings.from_config(_config(judge="llm"))
     block = {"model": "smollm2", "max_new_tokens": 64, "temperature": 0.0, "seed": 0}
-    settings = HbScoreSettings.from_config(_config(judge="llm", judge_llm=block))
+    settings = HbScoreSettings.from_config(_config(judge="llm", llm=block))
     assert settings.llm is not None and settings.llm.model_id == "smollm2"
     assert settings.judge_prompt == "reference-744007c"
-    assert len(RULE_NEEDS["hallusionbench_score"](_config(judge="llm", judge_llm=block), None)) == 1
+    assert len(RULE_NEEDS["hallusionbench_score"](_config(judge="llm", llm=block), None)) == 1
 
 
 def test_recorded_answers_replay_through_the_replay_backend(built: Path, tmp_path: Path) -> None:
