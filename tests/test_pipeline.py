@@ -123,7 +123,13 @@ def test_changing_a_figure_setting_reruns_the_figures_only(project: Path, tmp_pa
     """figures.dpi is read by the figure rules' settings alone: nothing else is planned."""
     root = copy_of_build(project, tmp_path / "dpi")
     reading = rules_reading(root, "figures.dpi")
-    assert reading == {"figure", "trihe_figure", "phd_figure", "nope_figure"}
+    assert reading == {
+        "figure",
+        "trihe_figure",
+        "phd_figure",
+        "nope_figure",
+        "hallusionbench_figure",
+    }
     edit_params(root, lambda p: p["figures"].update(dpi=100))
     jobs = planned_jobs(root, "results/tables/", "all")
     assert set(jobs) - {"all"} == reading, jobs

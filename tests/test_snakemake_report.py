@@ -28,8 +28,14 @@ TWINS = {
     "Tri-HE": ["trihe_table"],
     "PhD": ["phd_table"],
     "NOPE": ["nope_table", "nope_breakdown"],
+    "HallusionBench": ["hallusionbench_table"],
 }
-FIGURES = {"Tri-HE": ["trihe_bars"], "PhD": ["phd_heatmap"], "NOPE": ["nope_question_types"]}
+FIGURES = {
+    "Tri-HE": ["trihe_bars"],
+    "PhD": ["phd_heatmap"],
+    "NOPE": ["nope_question_types"],
+    "HallusionBench": ["hallusionbench_bars"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +72,7 @@ def test_snakemake_report_has_every_figure_and_twin_by_category(project: Path) -
     for category, pngs in FIGURES.items():
         assert categories[category]["Figures"] == [f"{figures}/{n}.png" for n in pngs]
     # nothing filed as "Other"
-    assert set(categories) == {"CAOS", "Tri-HE", "PhD", "NOPE", "Explorer"}
+    assert set(categories) == {*TWINS, "Explorer"}
     assert categories["Explorer"]["Pages"] == [f"results/explorer/{PROFILE}/index.html"]
 
     marked = [
