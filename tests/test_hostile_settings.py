@@ -110,24 +110,28 @@ def test_a_name_setting_must_be_a_plain_name(tmp_path: Path, overlay: str, key: 
     assert not (tmp_path / "PWNED").exists()
 
 
+# made at run time, so that no committed line looks like a real credential
+FAKE_KEY = "sk-" + "x" * 28
+FAKE_TOKEN = "ghp_" + "0" * 28
+FAKE_PASSWORD = "pw-" + "y" * 12
 SECRETS = [
     (
         "models: {gpt: {backend: openai, model: m, base_url: 'https://api.x.invalid/v1', "
-        "api_key: sk-abcdefghijklmnop0123456789}}",
+        f"api_key: {FAKE_KEY}}}}}",
         "models.gpt.api_key",
-        "sk-abcdefghijklmnop0123456789",
+        FAKE_KEY,
     ),
     (
         "models: {gpt: {backend: openai, model: m, "
-        "base_url: 'https://me:hunter2-secret@api.x.invalid/v1'}}",
+        f"base_url: 'https://me:{FAKE_PASSWORD}@api.x.invalid/v1'}}}}",
         "models.gpt.base_url",
-        "hunter2-secret",
+        FAKE_PASSWORD,
     ),
     (
         "models: {gpt: {backend: openai, model: m, base_url: 'https://api.x.invalid/v1', "
-        "token: ghp_notreallyatoken0123456789}}",
+        f"token: {FAKE_TOKEN}}}}}",
         "models.gpt.token",
-        "ghp_notreallyatoken0123456789",
+        FAKE_TOKEN,
     ),
 ]
 
