@@ -80,8 +80,11 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def caption_files(values: list[str], instructions: dict[str, str]) -> dict[str, Path]:
-    """``{instruction id: file}`` from ``[INSTRUCTION=]FILE`` values, each file checked."""
+def caption_files(
+    values: list[str], instructions: dict[str, str]
+) -> tuple[dict[str, Path], dict[Path, list[str]]]:
+    """``{instruction id: file}`` from ``[INSTRUCTION=]FILE`` values, each file checked, and
+    each file's image ids (read once here, for the checks that follow)."""
     from halluscope.models.replay import ReplayBackend
 
     out: dict[str, Path] = {}
@@ -104,7 +107,7 @@ def caption_files(values: list[str], instructions: dict[str, str]) -> dict[str, 
             out[instruction] = path
         images[path] = backend.image_ids
     check_same_images(images)
-    return out
+    return out, images
 
 
 def check_same_images(images: dict[Path, list[str]]) -> None:
@@ -249,10 +252,10 @@ def run(args: argparse.Namespace) -> None:
         raise InputError(f"--limit {args.limit}: expected a positive number of images")
     params = load(root / "params.yaml")
     instructions = params["instructions"]
-    files = caption_files(args.captions, instructions)
+    files, images = caption_files(args.captions, instructions)
     from halluscope.commands.params import check_ids_have_gt
 
-    check_ids_have_gt(list(dict.fromkeys(files.values())), "pattern", "--captions")
+    check_ids_have_gt(images, "pattern", "--captions")  # each file was read once, above
     if args.beside_paper_models:
         check_paper_images(files)
     text = profile_text(

@@ -9,6 +9,7 @@ merge Snakemake makes (each overlay over params.yaml, nested keys merged).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,27 +85,30 @@ def check_coco_ids(config: dict[str, Any], source: str) -> None:
         if spec.get("backend") == "replay":
             paths = [spec["path"]] if spec.get("path") else list((spec.get("paths") or {}).values())
             files += paths
-    own = [Path(f) for f in dict.fromkeys(files) if f not in SOURCES]
+    from halluscope.models.replay import ReplayBackend
+
+    own = {
+        Path(f): ReplayBackend(Path(f)).image_ids for f in dict.fromkeys(files) if f not in SOURCES
+    }
     check_ids_have_gt(own, data.get("gt_variant", "pattern"), source)
 
 
-def check_ids_have_gt(files: list[Path], variant: str, source: str) -> None:
+def check_ids_have_gt(ids_by_file: Mapping[Path, Sequence[str]], variant: str, source: str) -> None:
     """Raise :class:`~halluscope.config.ConfigError` naming the first caption file with an image
     id outside CHAIR's MSCOCO ground truth (skipped when that file is not on this machine yet:
-    the data job fetches it and checks again)."""
+    the data job fetches it and checks again). The ids are the caller's, already read."""
     from halluscope.config import ConfigError
     from halluscope.data.coco import load_gt
     from halluscope.data.fetch import DataError, resolve
-    from halluscope.models.replay import ReplayBackend
 
-    if not files:
+    if not ids_by_file:
         return
     try:
         gt = load_gt(resolve(f"coco/chair_gt_objects_{variant}.json", allow_download=False))
     except DataError:
         return
-    for path in files:
-        missing = [i for i in ReplayBackend(path).image_ids if i not in gt]
+    for path, ids in ids_by_file.items():
+        missing = [i for i in ids if i not in gt]
         if missing:
             raise ConfigError(
                 f"{source}: {path}: {len(missing)} image ids have no MSCOCO ground truth "
