@@ -132,7 +132,8 @@ def test_changing_a_figure_setting_reruns_the_figures_only(project: Path, tmp_pa
     }
     edit_params(root, lambda p: p["figures"].update(dpi=100))
     jobs = planned_jobs(root, "results/tables/", "all")
-    assert set(jobs) - {"all"} == reading, jobs
+    # HallusionBench is off in the demo (its questions need the data mirror or a download)
+    assert set(jobs) - {"all"} == reading - {"hallusionbench_figure"}, jobs
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:

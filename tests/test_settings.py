@@ -220,7 +220,7 @@ def lists(stage_keys: list[str], key: str) -> bool:
         ("figures.dpi", {"figures"}),
         ("oracle.seed", {"oracle"}),
         ("extract.llm.grammar", {"extract", "tables"}),  # the setting note shows the extractor
-        ("generate.seed", {"generate", "pope", "trihe", "phd", "nope", "hallusionbench"}),
+        ("generate.seed", {"generate", "pope", "trihe", "phd", "nope"}),
         ("generate.instructions", {"generate", "extract", "score", "tables", "explorer"}),
         ("pope.parser", {"pope", "explorer"}),  # the page reads answers as POPE does
         ("nope.meteor", {"nope"}),

@@ -28,13 +28,11 @@ TWINS = {
     "Tri-HE": ["trihe_table"],
     "PhD": ["phd_table"],
     "NOPE": ["nope_table", "nope_breakdown"],
-    "HallusionBench": ["hallusionbench_table"],
 }
 FIGURES = {
     "Tri-HE": ["trihe_bars"],
     "PhD": ["phd_heatmap"],
     "NOPE": ["nope_question_types"],
-    "HallusionBench": ["hallusionbench_bars"],
 }
 
 

@@ -317,7 +317,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
     Benchmark(
-        "hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc", dvc_stage=True
+        "hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc"
     ),
 )
 

@@ -9,6 +9,7 @@ import pytest
 
 from halluscope.benchmarks.hallusionbench.questions import load_answers, load_questions
 from halluscope.cli import main
+from halluscope.data.fetch import default_mirror
 from halluscope.io import InputError
 
 
@@ -166,7 +167,10 @@ def test_every_number_has_an_interval_over_question_sets(
     assert "aAcc 75.00% [" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="../shared/data/hallusionbench is not present")
+@pytest.mark.skipif(
+    not SAMPLE.exists() or not (default_mirror() / "hallusionbench/HallusionBench.json").is_file(),
+    reason="../shared/data/hallusionbench is not present (or not the data mirror)",
+)
 def test_the_public_sample_gets_intervals_over_its_37_sets(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     argv = ["hallusionbench", "--answers", str(SAMPLE / "HallusionBench_result_sample.json"),
