@@ -16,7 +16,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND
     -DGGML_AMX_BF16=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=ON -DGGML_BLAS=OFF
 LLAMA_CPP_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 
-.PHONY: help install install-llama install-vlm system-deps plots-offline demo test lint paper report-full profiles llm500 dvc-yaml bench clean slurm-test
+.PHONY: help install install-llama install-vlm system-deps plots-offline demo test lint paper report-full profiles llm500 bench clean slurm-test
 
 # `make` alone lists the targets: each target's line ends with `## what it does`.
 help: ## this list
@@ -174,9 +174,6 @@ profile-%: $(STAMP) ## one profile of config/profiles/, e.g. make profile-phd-cc
 
 # The full report: all four profiles, then the paper with all four sections.
 report-full: profiles paper ## every real-data profile, then the report with all sections
-
-dvc-yaml: $(STAMP) ## regenerate dvc.yaml from the stage registry
-	$(BIN)/python scripts/write_dvc_yaml.py
 
 # bench_chair and bench_profiles read ../shared/data (or a mirror).
 bench: $(STAMP) ## the timing scripts of timings/ (docs/performance.md)

@@ -38,23 +38,25 @@ include: "rules/paper.smk"
 include: "rules/explorer.smk"
 
 
-mark_replaced_outputs()
+# Outputs replaced since this project's runs wrote them (`dvc checkout`, `git checkout`, a
+# copy) change their jobs' `code` param, so this run rebuilds them (halluscope.provenance).
+rebuild_replaced_outputs()
 
 
-# Every run, finished or failed, ends by recording the bytes of the outputs Snakemake built
-# (halluscope.provenance: how a replaced output is told from a touched one); a finished run
-# records the DVC stages it built in dvc.lock (so DVC agrees with it), and one that built the
-# tables prints where the results are and a few headline numbers.
+# Every run, finished or failed, ends by recording the bytes of the files it leaves (how a
+# replaced output is told from a touched one); a finished run that built the DVC stages' targets
+# records them in dvc.lock (so DVC agrees with it), and one that built the tables prints where
+# the results are and a few headline numbers.
 onsuccess:
     from halluscope.report.closing import log_closing_block
 
-    record_built_outputs()
+    record_outputs()
     commit_dvc_stages()
     log_closing_block(workflow, config)
 
 
 onerror:
-    record_built_outputs()
+    record_outputs()
 
 
 rule all:

@@ -143,14 +143,17 @@ _CODE_VERSIONS = {}
 
 
 def code_version(stage):
-    """Digest of the Python code a registry stage runs (a params value: an edit reruns the jobs)."""
+    """A rule's ``code`` param: the digest of the Python code its registry stage runs (an edit
+    reruns the jobs), and the count of replacements of the job's outputs, empty while there
+    were none (a replaced output reruns its job: halluscope.provenance)."""
     from pathlib import Path
 
+    from halluscope.provenance import code_param
     from halluscope.registry import code_digest
 
     if stage not in _CODE_VERSIONS:
         _CODE_VERSIONS[stage] = code_digest(stage, Path(workflow.basedir))
-    return _CODE_VERSIONS[stage]
+    return code_param(_CODE_VERSIONS[stage], stage, RUN)
 
 
 # Snakemake's own report (`snakemake --report report.zip`): PNG figures and CSV twins marked with
@@ -211,20 +214,21 @@ def paper_sections():
     ]
 
 
-def mark_replaced_outputs():
-    """Outputs that `dvc checkout` (or anything but Snakemake) replaced since Snakemake built
-    them carry a Snakemake record that no longer describes them: mark them incomplete, so this
-    run rebuilds them (halluscope.provenance). Only the main process looks, never a job's."""
+def rebuild_replaced_outputs():
+    """Outputs that `dvc checkout` (or anything but this project's runs) replaced keep a
+    Snakemake record that no longer describes them: counted in the project's record, which
+    changes their jobs' `code` param, so this run rebuilds them and what depends on them
+    (halluscope.provenance). Only the main process looks, never a job's."""
     import sys
 
-    from halluscope.provenance import describe, mark_incomplete, replaced_outputs
+    from halluscope.provenance import describe, note, replaced_jobs, replaced_outputs
 
     if not workflow.is_main_process:
         return
-    replaced = replaced_outputs(profile_result_roots())
+    replaced = replaced_outputs(RUN, profile_result_roots())
     if replaced:
         print(describe(replaced), file=sys.stderr)
-        mark_incomplete({r.output for r in replaced})
+        note(RUN, replaced_jobs(workflow.rules, replaced))
 
 
 def profile_result_roots():
@@ -235,45 +239,35 @@ def profile_result_roots():
     return sorted(glob.glob(f"results/*/{RUN}")) + headline
 
 
-def record_built_outputs():
-    """After a run: the bytes of every output Snakemake built, so that a later touch that keeps
-    them (`dvc commit`) is not taken for a replacement (halluscope.provenance)."""
-    from halluscope.provenance import record_built
+def record_outputs():
+    """After a run: the bytes of every file of the profile's results, so that a later touch that
+    keeps them (`dvc commit`) is not taken for a replacement (halluscope.provenance)."""
+    from halluscope.provenance import record
 
     if workflow.is_main_process:
-        record_built(profile_result_roots())
+        record(RUN, profile_result_roots())
 
 
-def dvc_stage_file_map():
-    """The files the target of each DVC stage builds (halluscope.registry.STAGES), by stage.
-
-    Only for the profile DVC runs (params.yaml's `profile`, whose folders dvc.yaml names): a
-    run of another profile (a --configfile overlay) is not DVC's, and the stages' targets would
-    add work its own targets never need (the caption pipeline of a profile without CAOS)."""
-    from pathlib import Path
-
-    from halluscope.registry import STAGES, dvc_profile
-
-    if RUN != dvc_profile(Path(workflow.basedir)):
-        return {}
-    files = {}
-    for stage in STAGES:
-        files[stage.name] = []
-        for name in stage.target.split():
-            target = getattr(rules, name)
-            files[stage.name].extend(target.output or target.input)
-    return files
+# The targets of dvc.yaml's stages (`snakemake --cores all <stage>_all`), for the profile DVC
+# runs (params.yaml's): a run of another profile (a --configfile overlay) is not DVC's.
+DVC_TARGETS = ["data_all", "pope_all", "trihe_all", "phd_all", "nope_all", "caos_all", "report_all"]
 
 
 def dvc_stage_files():
     """What the DVC stages build; `all` builds it too, so `dvc repro` right after `snakemake`
     finds every stage up to date, and the reverse."""
-    return [f for files in dvc_stage_file_map().values() for f in files]
+    from pathlib import Path
+
+    from halluscope.dvc_lock import dvc_profile
+
+    if RUN != dvc_profile(Path(workflow.basedir)):
+        return []
+    return [f for name in DVC_TARGETS for f in getattr(rules, name).input]
 
 
 def commit_dvc_stages():
-    """After a successful run: record in dvc.lock every DVC stage whose files were all in this
-    run's DAG, built or up to date (halluscope.dvc_lock), so that `dvc status` agrees."""
+    """After a successful run that built every DVC stage's target (or found it up to date):
+    `dvc commit` (halluscope.dvc_lock), so that `dvc status` agrees."""
     from pathlib import Path
 
     from halluscope.dvc_lock import commit_stages
@@ -281,9 +275,6 @@ def commit_dvc_stages():
     if not workflow.is_main_process:
         return
     in_dag = {str(f) for job in workflow.dag.jobs for f in job.output}
-    fresh = [
-        stage
-        for stage, files in dvc_stage_file_map().items()
-        if files and all(str(f) in in_dag for f in files)
-    ]
-    commit_stages(fresh, config, Path(workflow.basedir))
+    built = [str(f) for f in dvc_stage_files()]
+    if built and all(f in in_dag for f in built):
+        commit_stages(config, Path(workflow.basedir))

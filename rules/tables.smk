@@ -38,3 +38,14 @@ rule metrics:
     shell:
         "halluscope stage metrics --out {output.full:q} --headline-dir {output.headline:q} {input:q}"
         " > {log:q} 2>&1"
+
+
+rule report_all:
+    """DVC stage `report`: every enabled benchmark's tables and figures, the metrics JSON, the
+    headline numbers and the explorer page."""
+    input:
+        "results/tables",
+        f"results/metrics/{RUN}.json",
+        f"metrics/{RUN}",
+        benchmark_figure_files(),
+        f"results/explorer/{RUN}/index.html",

@@ -32,7 +32,7 @@ def test_an_override_is_not_recorded_and_says_so(project: Path, monkeypatch, cap
     config = params_file_config(project)
     config["caos"]["k"] = config["caos"]["k"] + 2  # as --config caos={'k': ...} would
     assert skip_reason(config, project) == "override"
-    assert commit_stages(["score"], config, project) is False
+    assert commit_stages(config, project) is False
     assert "params differ from params.yaml" in capsys.readouterr().err
 
 
@@ -53,5 +53,5 @@ def test_a_copy_that_is_not_a_project_is_left_alone(tmp_path: Path, monkeypatch)
 def test_a_failing_dvc_never_fails_the_run(project: Path, monkeypatch, capsys) -> None:
     monkeypatch.delenv("DVC_STAGE", raising=False)
     # no .dvc/config: dvc commit fails; the run's outputs stand and one line says why
-    assert commit_stages(["score"], params_file_config(project), project) is False
+    assert commit_stages(params_file_config(project), project) is False
     assert "dvc.lock not updated: dvc commit failed" in capsys.readouterr().err

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from halluscope.registry import PLOTS, dvc_profile
+from test_dvc_yaml import PLOTS, dvc_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ROOT / "envs/plots/node_modules"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 from pipeline_helpers import GIT
+from test_dvc_yaml import PLOTS, dvc_document, dvc_profile
 
-from halluscope.registry import PLOTS, dvc_profile, dvc_yaml
 from halluscope.report.headline import all_headlines, headline_metrics, model_filename
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def test_headline_picks_the_named_cells_per_model() -> None:
 
 
 def test_plots_use_series_templates_with_titled_axes() -> None:
-    document = yaml.safe_load(dvc_yaml())
+    document = dvc_document()
     for plot in document["plots"]:
         ((path, props),) = plot.items()
         assert props["x_label"] and props["y_label"] not in ("", "y"), path

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from test_dvc_plots_browser import CHROMIUM, chromium
+from test_dvc_yaml import dvc_profile
 
 from halluscope.config import load
-from halluscope.registry import dvc_profile
 
 pytestmark = pytest.mark.slow
 

@@ -89,9 +89,9 @@ def test_paper_is_built_by_the_dag(project: Path, tmp_path: Path) -> None:
 
 def rules_reading(root: Path, key: str) -> set[str]:
     """The rules whose settings read ``key`` (or the block holding it), on params.yaml."""
+    from rule_settings import read_keys, resolve, rules
+
     from halluscope.config import load
-    from halluscope.rule_settings import resolve, rules
-    from halluscope.settings import read_keys
 
     config, parts = load(root / "params.yaml"), tuple(key.split("."))
     return {

@@ -91,7 +91,7 @@ def rule_blocks() -> dict[str, str]:
 
 
 def test_every_model_calling_rule_declares_model_resources_and_no_other() -> None:
-    from halluscope.rule_settings import resolve, rules
+    from rule_settings import resolve, rules
 
     blocks = rule_blocks()
     calling = {

@@ -1,6 +1,6 @@
 """One typed settings object per stage: a rule passes ``--settings`` (its class's
-``from_config``) and nothing else read from params.yaml; the DVC params of a stage are the keys
-its rules' settings read."""
+``from_config``) and nothing else read from params.yaml; the keys a settings class reads (the
+tests' recorder, tests/rule_settings.py)."""
 
 from __future__ import annotations
 
@@ -12,21 +12,19 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rule_settings import (
+    RULE,
+    SECTION,
+    KeyRecorder,
+    params_keys,
+    read_keys,
+    resolve,
+    rule_files,
+    rules,
+)
 
 from halluscope.config import load
-from halluscope.registry import STAGES, stage_params
-from halluscope.rule_settings import RULE, SECTION, resolve, rule_files, rules
-from halluscope.settings import (
-    MISSING,
-    KeyRecorder,
-    StageSettings,
-    derived,
-    param,
-    params_keys,
-    plain,
-    read_keys,
-    schema_default,
-)
+from halluscope.settings import MISSING, StageSettings, derived, param, plain, schema_default
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -169,7 +167,7 @@ def test_each_default_is_written_once() -> None:
     """A settings field declared with a key gives a default of its own only where the schema
     gives none (issue 36: the schema or the class, never both), and no class other than those
     whose jobs depend on a wildcard writes its own ``from_config``."""
-    from halluscope.rule_settings import resolve as resolve_settings
+    from rule_settings import resolve as resolve_settings
 
     classes = {resolve_settings(rule.settings, ROOT) for rule in rules(ROOT) if rule.settings}
     assert len(classes) > 25
@@ -200,39 +198,3 @@ def test_read_keys_follow_from_config_and_the_jobs() -> None:
     keys = read_keys([Example], PARAMS)
     models = {("models", m) for m in PARAMS["generate"]["models"]}
     assert keys == {("caos", "k"), ("generate", "models"), *models}
-
-
-@pytest.fixture(scope="module")
-def dvc_params() -> dict[str, list[str]]:
-    return {stage.name: stage_params(stage) for stage in STAGES}
-
-
-def lists(stage_keys: list[str], key: str) -> bool:
-    """Whether a stage's params cover ``key`` (the key or a block holding it)."""
-    return any(key == k or key.startswith(k + ".") for k in stage_keys)
-
-
-@pytest.mark.parametrize(
-    ("key", "stages"),
-    [
-        ("caos.k_max", {"score"}),
-        ("caos.k", {"score", "figures", "tables", "explorer"}),  # the page shows CAOS_K
-        ("figures.dpi", {"figures"}),
-        ("oracle.seed", {"oracle"}),
-        ("extract.llm.grammar", {"extract", "tables"}),  # the setting note shows the extractor
-        ("generate.seed", {"generate", "pope", "trihe", "phd", "nope"}),
-        ("generate.instructions", {"generate", "extract", "score", "tables", "explorer"}),
-        ("pope.parser", {"pope", "explorer"}),  # the page reads answers as POPE does
-        ("nope.meteor", {"nope"}),
-        ("trihe.judge.top_k", {"trihe"}),
-        ("trihe.judges", {"trihe", "figures", "tables", "explorer"}),
-        ("embed.specs.glove.source", {"embed", "score", "tables"}),
-        ("tables.decimals", {"tables"}),
-        ("models.smollm2.n_ctx", {"extract", "trihe", "nope"}),
-    ],
-)
-def test_dvc_params_are_the_keys_the_stages_settings_read(
-    key: str, stages: set[str], dvc_params: dict[str, list[str]]
-) -> None:
-    """A key is a param of exactly the DVC stages whose rules' settings read it."""
-    assert {name for name, keys in dvc_params.items() if lists(keys, key)} == stages

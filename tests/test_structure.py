@@ -349,7 +349,8 @@ def test_a_setting_travels_from_params_yaml_to_its_stage_in_one_step() -> None:
     params.yaml; every settings class of the package is some rule's."""
     import importlib
 
-    from halluscope.rule_settings import RULE, SECTION, resolve, rule_files, rules
+    from rule_settings import RULE, SECTION, resolve, rule_files, rules
+
     from halluscope.settings import StageSettings
 
     for path in rule_files(ROOT):

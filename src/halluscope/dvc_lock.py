@@ -3,8 +3,9 @@
 Why: `snakemake` builds the same files as `dvc repro`, but only DVC's own commands write
 `dvc.lock` and its cache. Without this, a fresh clone's `snakemake --cores 2` leaves `dvc status`
 listing every output as "not in cache" and `dvc repro` running every stage again. After a
-successful run, every DVC stage whose files were all in the run's DAG (built, or found up to date)
-is committed: its outputs, dependencies and params as they are now, which are what built them.
+successful run whose DAG held the targets of every stage of ``dvc.yaml`` (built, or found up to
+date), the stages are committed (``dvc commit``, DVC's public command): their outputs,
+dependencies and params as they are now, which are what built them.
 
 Not committed: a run whose params differ from `params.yaml` (a `--config` or `--configfile`
 override: DVC reads `params.yaml` alone, so the lock would pair those outputs with other params),
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +53,19 @@ def skip_reason(config: Mapping[str, Any], root: Path) -> str | None:
     return None
 
 
-def commit_stages(stages: Sequence[str], config: Mapping[str, Any], root: Path) -> bool:
-    """`dvc commit` the named stages unless :func:`skip_reason` says not to; True if committed.
+def dvc_profile(root: Path) -> str:
+    """The profile ``dvc repro`` runs: the ``profile`` of params.yaml (DVC reads no overlay)."""
+    import yaml
+
+    return str(yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))["profile"])
+
+
+def commit_stages(config: Mapping[str, Any], root: Path) -> bool:
+    """`dvc commit` every stage unless :func:`skip_reason` says not to; True if committed.
 
     A failure of DVC is reported on one line and never fails the run: the outputs are built,
     and `dvc commit` or `dvc repro` can record them later.
     """
-    if not stages:
-        return False
     try:
         reason = skip_reason(config, root)
     except Exception as error:  # the run's outputs stand; only the lock is not updated
@@ -74,14 +80,11 @@ def commit_stages(stages: Sequence[str], config: Mapping[str, Any], root: Path) 
     if reason is not None:
         return False
     proc = subprocess.run(
-        ["dvc", "commit", "--force", "--quiet", *stages], cwd=root, capture_output=True, text=True
+        ["dvc", "commit", "--force", "--quiet"], cwd=root, capture_output=True, text=True
     )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         print(f"dvc.lock not updated: dvc commit failed: {last}", file=sys.stderr)
         return False
-    print(
-        f"dvc.lock: recorded {len(stages)} DVC stages this run built or found up to date",
-        file=sys.stderr,
-    )
+    print("dvc.lock: recorded the DVC stages this run built or found up to date", file=sys.stderr)
     return True

@@ -1,22 +1,24 @@
-"""Outputs replaced outside Snakemake: found before the DAG is built, and rebuilt.
+"""Outputs replaced outside this project's runs: found before the DAG is built, and rebuilt.
 
-Why: Snakemake keys its metadata (params, code, when a job finished) by path. ``dvc checkout``,
-``git checkout`` of tracked results or a copy from elsewhere replace the bytes under a path and
-leave that record as it was, so a score built with ``caos.k=5`` passes as the ``k=3`` one
-Snakemake remembers building, and tables rebuilt from it print ``top-3`` over ``k=5`` numbers.
+Why: Snakemake keys its record of a job (params, code) by path. ``dvc checkout``, ``git
+checkout`` of tracked results or a copy from elsewhere replace the bytes under a path and leave
+that record as it was, so a score built with ``caos.k=5`` passes as the ``k=3`` one Snakemake
+remembers building, and tables rebuilt from it print ``top-3`` over ``k=5`` numbers.
 
-Snakemake records, per output, the file's mtime when its job finished (``endtime``). A file
-whose mtime is no longer that one was rewritten by something else; a file inside a
-``directory()`` output that is newer than the directory's record likewise. Some rewrites keep
-the bytes (``dvc commit`` touches the single-file outputs it caches): at the end of every run
-the Snakefile records the SHA-256 of each output Snakemake built (:func:`record_built`, in
-``.snakemake/halluscope-built.json``), and a moved file whose bytes are still those is not
-taken for replaced. The Snakefile hands
-those outputs to Snakemake as *incomplete* (its own marker for "not the finished product of its
-job"), with one line per path: with ``--rerun-incomplete`` (set in the workflow profile
-``profiles/default``, and in every DVC stage command) the same invocation rebuilds them and
-everything downstream with the current params, so numbers and labels agree again; without it,
-Snakemake stops before any job and names the files and the flag.
+How, with the project's own record and Snakemake's public params trigger: every run, finished or
+failed, ends by writing the size, mtime and SHA-256 of each file under the profile's result
+folders (:func:`record`, in ``.halluscope/outputs-<profile>.json``; the folders hold only what
+runs wrote). Before the next DAG is built, a file whose size or mtime is not the recorded one
+and whose bytes are not either, or a file the record lacks, was put there by something else
+(:func:`replaced_outputs`); the record counts one more replacement of the job that wrote it,
+found by the rules' output patterns (:func:`replaced_jobs`, :func:`note`). Every rule's ``code``
+param carries that count (:func:`code_param`, nothing while there was none), so the job of a
+replaced file, or of the ``directory()`` output holding it, has params other than those
+Snakemake recorded and reruns with what depends on it, with the current params: numbers and
+labels agree again, in a dry run as in a real one. A touch that keeps the bytes (``dvc commit``)
+is no replacement; a folder without a record (a fresh clone after ``dvc pull``) is trusted, as
+DVC trusts it. Nothing of Snakemake's or DVC's own records is read or written;
+``tests/test_provenance.py`` fails if an engine upgrade changes the params trigger.
 """
 
 from __future__ import annotations
@@ -24,76 +26,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from base64 import urlsafe_b64encode
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-METADATA = Path(".snakemake") / "metadata"
-INCOMPLETE = Path(".snakemake") / "incomplete"
-BUILT = Path(".snakemake") / "halluscope-built.json"
-#: mtimes are compared as floats read back from Snakemake's JSON (exact); this only absorbs the
-#: rounding of file systems with coarser timestamps.
-TOLERANCE_S = 1e-3
+RECORDS = Path(".halluscope")
+#: the record's entry counting each file's replacements (beside one entry per file)
+REPLACED = "replaced"
 
 
-@dataclass(frozen=True)
-class Replaced:
-    """An output whose bytes are not the ones Snakemake's job wrote."""
-
-    path: str  # the file found changed
-    output: str  # the Snakemake output it belongs to (itself, or its directory() output)
-    rule: str
-
-
-def _record_path(metadata: Path, output: str) -> Path:
-    """Snakemake's FilePersistence record path: the urlsafe base64 of the output path, cut into
-    directory levels of at most NAME_MAX - 1 characters (all but the last prefixed with @)."""
-    b64 = urlsafe_b64encode(output.encode()).decode()
-    size = 254
-    parts = [b64[i : i + size] for i in range(0, len(b64), size)]
-    return metadata.joinpath(*["@" + p for p in parts[:-1]], parts[-1])
-
-
-def mark_incomplete(outputs: set[str], incomplete: Path = INCOMPLETE) -> None:
-    """Snakemake's incomplete marker (FilePersistence) for each output, so that its job reruns."""
-    for output in sorted(outputs):
-        marker = _record_path(incomplete, output)
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"external_jobid": None}), encoding="utf-8")
-
-
-def _record(metadata: Path, output: str, cache: dict[str, dict | None]) -> dict | None:
-    if output not in cache:
-        try:
-            cache[output] = json.loads(_record_path(metadata, output).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            cache[output] = None
-    return cache[output]
-
-
-def _classify(roots: list[str], metadata: Path) -> list[tuple[Path, str, str, bool]]:
-    """``(file, its Snakemake output, rule, moved since its job finished)`` for every file under
-    ``roots`` that Snakemake built (files without a record of their own or of a folder above)."""
-    cache: dict[str, dict | None] = {}
-    found: list[tuple[Path, str, str, bool]] = []
-    if not metadata.is_dir():
-        return found
-    for root in roots:
-        for path in _files(Path(root)):
-            text = path.as_posix()
-            record = _record(metadata, text, cache)
-            if record is not None:
-                found.append((path, text, str(record.get("rule")), _moved(path, record, True)))
-                continue
-            for parent in path.parents:  # a file inside a directory() output
-                if parent == Path("."):
-                    break
-                record = _record(metadata, parent.as_posix(), cache)
-                if record is not None:
-                    moved = _moved(path, record, exact=False)
-                    found.append((path, parent.as_posix(), str(record.get("rule")), moved))
-                    break
-    return found
+def record_path(profile: str, records: Path = RECORDS) -> Path:
+    return records / f"outputs-{profile}.json"
 
 
 def _sha256(path: Path) -> str:
@@ -104,87 +48,161 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _load_built(built: Path) -> dict[str, dict]:
+def _load(path: Path) -> dict[str, dict] | None:
     try:
-        value = json.loads(built.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+        return None
+    return value if isinstance(value, dict) else None
 
 
-def replaced_outputs(
-    roots: list[str], metadata: Path = METADATA, built: Path = BUILT
-) -> list[Replaced]:
-    """Every file under ``roots`` (files or folders, relative to the working directory) that
-    Snakemake built and that was replaced since (moved, and not the bytes recorded when it was
-    built): sorted by path."""
-    known = _load_built(built)
-    found = []
-    for path, output, rule, moved in _classify(roots, metadata):
-        text = path.as_posix()
-        if moved and known.get(text, {}).get("sha256") != _sha256(path):
-            found.append(Replaced(text, output, rule))
-    return sorted(found, key=lambda r: r.path)
-
-
-def record_built(roots: list[str], metadata: Path = METADATA, built: Path = BUILT) -> int:
-    """Record the SHA-256 of every file under ``roots`` that is as its Snakemake job left it
-    (hashing only files whose mtime or size changed since the last record); returns how many
-    were hashed. Called by the Snakefile's ``onsuccess`` and ``onerror``."""
-    known = _load_built(built)
-    hashed = 0
-    for path, _output, _rule, moved in _classify(roots, metadata):
-        if moved:
-            continue
-        text = path.as_posix()
-        stat = path.stat()
-        entry = known.get(text, {})
-        if entry.get("mtime") == stat.st_mtime and entry.get("size") == stat.st_size:
-            continue
-        known[text] = {"mtime": stat.st_mtime, "size": stat.st_size, "sha256": _sha256(path)}
-        hashed += 1
-    built.parent.mkdir(parents=True, exist_ok=True)
-    tmp = built.with_name(built.name + ".tmp")
-    tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, built)
-    return hashed
-
-
-def _files(root: Path) -> list[Path]:
-    """The regular files under ``root``. Symbolic links are skipped: no job writes one, and a
-    dangling or looping link (a user's, under ``results/``) must not stop every command."""
-    if root.is_symlink():
-        return []
-    if root.is_file():
-        return [root]
+def _files(roots: Iterable[str]) -> list[Path]:
+    """The regular files under ``roots`` (files or folders, relative to the working
+    directory), hidden files (markers of the engines) aside. Symbolic links are skipped: no job
+    writes one, and a dangling or looping link (a user's, under ``results/``) must not stop
+    every command."""
     files = []
-    for folder, _dirs, names in os.walk(root):
-        paths = (Path(folder) / n for n in names if not n.startswith("."))
-        files.extend(p for p in paths if not p.is_symlink() and p.is_file())
+    for root in map(Path, roots):
+        if root.is_symlink():
+            continue
+        if root.is_file():
+            files.append(root)
+            continue
+        for folder, _dirs, names in os.walk(root):
+            paths = (Path(folder) / n for n in names if not n.startswith("."))
+            files.extend(p for p in paths if not p.is_symlink() and p.is_file())
     return sorted(files)
 
 
-def _moved(path: Path, record: dict, exact: bool) -> bool:
-    """Whether ``path`` was written after (or, for its own record, other than when) the job
-    that made it finished. A record without a finish time (incomplete) is Snakemake's matter."""
-    endtime = record.get("endtime")
-    if not isinstance(endtime, int | float) or record.get("incomplete"):
+def _unchanged(path: Path, entry: dict | None) -> bool:
+    """Whether ``path`` holds the bytes its record names (hashed only when its size or mtime
+    moved since)."""
+    if not isinstance(entry, dict):
         return False
-    mtime = path.stat().st_mtime
-    if exact:
-        return abs(mtime - endtime) > TOLERANCE_S
-    return mtime > endtime + TOLERANCE_S
+    stat = path.stat()
+    if entry.get("mtime") == stat.st_mtime and entry.get("size") == stat.st_size:
+        return True
+    return entry.get("size") == stat.st_size and entry.get("sha256") == _sha256(path)
 
 
-def describe(replaced: list[Replaced], limit: int = 8) -> str:
+def replaced_outputs(profile: str, roots: Iterable[str], records: Path = RECORDS) -> list[str]:
+    """Every file under ``roots`` that is not as the profile's last run left it (other bytes,
+    or unknown to the record), sorted; none without a record."""
+    known = _load(record_path(profile, records))
+    if known is None:
+        return []
+    return [p.as_posix() for p in _files(roots) if not _unchanged(p, known.get(p.as_posix()))]
+
+
+def record(profile: str, roots: Iterable[str], records: Path = RECORDS) -> int:
+    """Record size, mtime and SHA-256 of every file under ``roots`` (hashing only those whose
+    size or mtime moved since the last record); returns how many were hashed. The counts of
+    replacements stay: a replaced file this run did not rebuild (not among its targets, or a
+    failed run) keeps its job's params changed until a run rebuilds it."""
+    path = record_path(profile, records)
+    known = _load(path) or {}
+    entries: dict = {REPLACED: known.get(REPLACED, {})}
+    hashed = 0
+    for file in _files(roots):
+        text, stat = file.as_posix(), file.stat()
+        entry = known.get(text)
+        if not (
+            isinstance(entry, dict)
+            and entry.get("mtime") == stat.st_mtime
+            and entry.get("size") == stat.st_size
+        ):
+            entry = {"mtime": stat.st_mtime, "size": stat.st_size, "sha256": _sha256(file)}
+            hashed += 1
+        entries[text] = entry
+    _write(path, entries)
+    return hashed
+
+
+def _write(path: Path, value: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(value, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def code_param(digest: str, stage: str, profile: str) -> Callable[[Any], str]:
+    """A rule's ``code`` param: ``digest`` (of its stage's code), and ``+replaced-N`` once N
+    replacements of its job's outputs were counted (:func:`note`). A function of the wildcards
+    alone (Snakemake does not track a param derived from the input or output files); read from
+    the record file, so every process of a run (an executor's job too) gets the same value."""
+
+    def code(wildcards: Any) -> str:
+        key = _job_key(stage, dict(wildcards.items()))
+        count = _counts(profile).get(key, 0)
+        return f"{digest}+replaced-{count}" if count else digest
+
+    code.stage = stage  # type: ignore[attr-defined]
+    return code
+
+
+def _job_key(stage: str, wildcards: Mapping[str, Any]) -> str:
+    return json.dumps([stage, sorted((str(k), str(v)) for k, v in wildcards.items())])
+
+
+def replaced_jobs(rules: Iterable[Any], replaced: Iterable[str]) -> list[str]:
+    """The jobs that wrote the ``replaced`` files, as ``(code stage, wildcards)`` keys: each
+    file matched against the output patterns of the workflow's rules (``workflow.rules``;
+    inside a ``directory()`` output, against the folder) whose ``code`` param is a
+    :func:`code_param`."""
+    from snakemake.io import is_flagged, regex_from_filepattern
+
+    patterns = []
+    for rule in rules:
+        stage = getattr(getattr(rule.params, "code", None), "stage", None)
+        for output in rule.output if stage else ():
+            folder = is_flagged(output, "directory")
+            patterns.append((stage, re.compile(regex_from_filepattern(str(output))), folder))
+    keys = []
+    for path in replaced:
+        for stage, pattern, folder in patterns:
+            match = pattern.fullmatch(path)
+            if match is None and folder:
+                candidates = (pattern.fullmatch(p.as_posix()) for p in Path(path).parents)
+                match = next((m for m in candidates if m), None)
+            if match is not None:
+                keys.append(_job_key(stage, match.groupdict()))
+    return keys
+
+
+def note(profile: str, jobs: Iterable[str], records: Path = RECORDS) -> None:
+    """Count one more replacement of the outputs of each of ``jobs`` (:func:`replaced_jobs`)."""
+    path = record_path(profile, records)
+    known = _load(path) or {}
+    counts = known.get(REPLACED) if isinstance(known.get(REPLACED), dict) else {}
+    for key in set(jobs):
+        counts[key] = int(counts.get(key, 0)) + 1
+    _write(path, {**known, REPLACED: counts})
+
+
+_loaded: dict[str, tuple[int, dict[str, int]]] = {}
+
+
+def _counts(profile: str, records: Path = RECORDS) -> dict[str, int]:
+    """The replacement counts of the profile's record (read again when the file changed)."""
+    path = record_path(profile, records)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return {}
+    if _loaded.get(str(path), (None,))[0] != stamp:
+        counts = (_load(path) or {}).get(REPLACED)
+        _loaded[str(path)] = (stamp, counts if isinstance(counts, dict) else {})
+    return _loaded[str(path)][1]
+
+
+def describe(replaced: list[str], limit: int = 8) -> str:
     """The lines the Snakefile prints before rebuilding."""
     lines = [
-        f"halluscope: {len(replaced)} output file(s) were replaced after Snakemake built them "
-        "(dvc checkout, git checkout or a copy?); their Snakemake records no longer describe "
-        "them; they are marked incomplete and rebuilt with the current params, with what "
-        "depends on them:"
+        f"halluscope: {len(replaced)} output file(s) were replaced after this project's runs "
+        "built them (dvc checkout, git checkout or a copy?); Snakemake's records no longer "
+        "describe them; their jobs rerun with the current params, with what depends on them:"
     ]
-    lines += [f"  {r.path}  (rule {r.rule})" for r in replaced[:limit]]
+    lines += [f"  {path}" for path in replaced[:limit]]
     if len(replaced) > limit:
         lines.append(f"  ... and {len(replaced) - limit} more")
     return "\n".join(lines)

@@ -1,15 +1,12 @@
-"""The stage registry: the single source from which ``dvc.yaml`` is generated.
+"""The code stages: which Python each step of the pipeline runs, digested for Snakemake.
 
-One entry per paper stage. Each DVC stage runs Snakemake on that stage's target rule, lists only
-the dotted ``params.yaml`` keys the stage reads (DVC 3 records them per stage in ``dvc.lock``),
-its code and upstream outputs as deps, and marks its output folders ``persist: true`` so DVC
-never deletes what Snakemake keeps incrementally. ``scripts/write_dvc_yaml.py`` writes the file;
-``tests/test_dvc_sync.py`` fails when the committed ``dvc.yaml`` differs from this registry.
-
-The params of a stage are not listed by hand: they are the keys that the settings of its rules
-read (:mod:`halluscope.rule_settings` finds each rule's settings class and outputs in the rules
-files, :mod:`halluscope.settings` records the keys its ``from_config`` reads on the params.yaml
-config), plus the keys that decide which files the stage's target builds (:attr:`Stage.shape`).
+Why: Snakemake reruns a job when its params change but does not see the package code its shell
+command runs. Each rule passes the digest of its stage's code (:func:`code_digest`) as a
+``params:`` value, so an edit of any module a stage imports, even transitively, reruns that
+stage's jobs and what depends on them, and no other stage's. A stage names its entry modules and
+files; the import closure is computed, never listed by hand. (``dvc.yaml`` is written by hand:
+its stages depend on the whole package, and the Snakemake run inside each reruns only the jobs
+whose digest moved.)
 """
 
 from __future__ import annotations
@@ -19,12 +16,9 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 CORE_CODE = [
     "Snakefile",
@@ -40,24 +34,11 @@ CORE_CODE = [
 
 @dataclass(frozen=True)
 class Stage:
-    """One paper stage: Snakemake target, deps and outputs (its params: :func:`stage_params`)."""
+    """One code stage: its name (the argument of the rules' ``code_version``) and its entry
+    modules and files (folders expand to their ``*.py``)."""
 
     name: str
-    target: str
     code: list[str]
-    outs: list[str]
-    upstream: list[str] = field(default_factory=list)
-    description: str = ""
-    #: per-profile folders of headline metrics (``<folder>/<profile>/<model>.json``): DVC
-    #: ``metrics:`` with ``cache: false``, so git carries them and ``dvc exp show`` compares an
-    #: experiment with the committed baseline
-    metrics: list[str] = field(default_factory=list)
-    #: per-profile files among the outs (``{profile}`` in the path), cached like the folders
-    files: list[str] = field(default_factory=list)
-    #: the files its target builds, from the params and the profile (``None``: every output of
-    #: its rules); the keys this reads are params of the stage, and a rule whose outputs are not
-    #: among these files is not the stage's
-    shape: Callable[[Mapping[str, Any], str], list[str]] | None = None
 
 
 def benchmark_data_code() -> list[str]:
@@ -77,16 +58,14 @@ def benchmark_modules(part: str) -> list[str]:
     return [b.module_file(part) for b in BENCHMARKS if b.module(part)]
 
 
-def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
+def benchmark_stages() -> list[Stage]:
     """One code stage per packaged benchmark (:mod:`halluscope.benchmarks`): its rules file and
-    its stage and simulated-answerer modules, for the Snakemake code digest. Those with
-    ``dvc_stage`` (the demo runs them) are also DVC stages (``dvc_only``: only those)."""
+    its stage and simulated-answerer modules."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         Stage(
             b.name,
-            f"{b.name}_all",
             [
                 _repo_path(b.rules),
                 *_rule_side(b),
@@ -94,13 +73,8 @@ def benchmark_stages(dvc_only: bool = False) -> list[Stage]:
                 *(b.module_file(m) for m in ("simulated", "sources") if b.module(m)),
                 *b.dvc_data,
             ],
-            [f"results/{b.name}"],
-            ["results/data"],
-            b.title,
-            shape=functools.partial(_enabled_files, b),
         )
         for b in BENCHMARKS
-        if b.dvc_stage or not dvc_only
     ]
 
 
@@ -110,34 +84,16 @@ def _stage_files(benchmark: Any) -> list[str]:
     return [f"src/{m.replace('.', '/')}.py" for m in modules]
 
 
-def _enabled_files(benchmark: Any, config: Mapping[str, Any], profile: str) -> list[str]:
-    """Every output of a benchmark's rules when it is enabled, else none."""
-    return [f"results/{benchmark.name}/"] if benchmark.enabled(config) else []
-
-
-def _table_files(config: Mapping[str, Any], profile: str) -> list[str]:
-    from halluscope.benchmarks import BENCHMARKS
-
-    tables = [f for b in BENCHMARKS for f in b.table_files(config, profile)]
-    return [*tables, "results/tables/", "results/metrics/", "metrics/"]
-
-
-def _figure_files(config: Mapping[str, Any], profile: str) -> list[str]:
-    from halluscope.benchmarks import BENCHMARKS
-
-    return [f for b in BENCHMARKS for f in b.figure_files(config, profile)]
-
-
 def benchmark_report_code() -> list[str]:
     """The rules files (with their helpers, ``common.smk``, and the schema of their params
     section, whose defaults the settings read) and report modules of the packaged benchmarks
-    the demo runs (DVC stages): the figures and tables stages run them."""
+    the demo runs: the figures and tables stages run them."""
     from halluscope.benchmarks import BENCHMARKS
 
     return [
         path
         for b in BENCHMARKS
-        if b.dvc_stage or b.module("dvc_stages")
+        if b.dvc_stage or b.module("code_stages")
         for path in (
             _repo_path(b.rules),
             *_rule_side(b),
@@ -155,45 +111,26 @@ def _repo_path(path: Path) -> str:
     return path.relative_to(Path(__file__).resolve().parents[2]).as_posix()
 
 
-def _declared(part: str) -> list[dict[str, Any]]:
-    """The ``part`` list (``BEFORE``, ``AFTER``, ``REPORTED``, ``PLOTS``) of every benchmark that
-    declares DVC stages of its own (its ``dvc_stages`` part: CAOS's caption pipeline, scores)."""
+def _declared_steps() -> list[Stage]:
+    """The code stages benchmarks declare of their own (their ``code_stages`` part: CAOS's
+    caption pipeline and scores)."""
     from halluscope.benchmarks import import_plugins
 
-    return [entry for module in import_plugins("dvc_stages") for entry in getattr(module, part)]
-
-
-def _reported() -> list[str]:
-    """What the figures and tables stages read: the result folders of the benchmarks."""
-    from halluscope.benchmarks import BENCHMARKS
-
-    own = (f"results/{b.name}" for b in BENCHMARKS if b.dvc_stage and b.module("report"))
-    return [*_declared("REPORTED"), *own]
+    return [Stage(**step) for module in import_plugins("code_stages") for step in module.STEPS]
 
 
 STAGES: list[Stage] = [
     Stage(
         "data",
-        "data_all",
         ["rules/data.smk", "src/halluscope/stages/data.py", "data/demo", *benchmark_data_code()],
-        ["results/data"],
-        description="images and per-image ground truth",
     ),
-    *(Stage(**stage) for stage in _declared("BEFORE")),
-    *benchmark_stages(dvc_only=True),
-    *(Stage(**stage) for stage in _declared("AFTER")),
+    *_declared_steps(),
     Stage(
         "figures",
-        "figures_all",
         ["rules/figures.smk", "src/halluscope/report/benchmarks.py", *benchmark_report_code()],
-        ["results/figures"],
-        _reported(),
-        "every enabled benchmark's figures (PDF, PNG) and their data (CSV)",
-        shape=_figure_files,
     ),
     Stage(
         "tables",
-        "tables metrics",
         [
             "rules/tables.smk",
             "src/halluscope/stages/report.py",
@@ -201,131 +138,17 @@ STAGES: list[Stage] = [
             *benchmark_report_code(),
             *benchmark_modules("headlines"),
         ],
-        ["results/report", "results/tables"],
-        _reported(),
-        "every enabled benchmark's tables (LaTeX, CSV twins), the metrics JSON and the headline",
-        metrics=["metrics"],
-        files=["results/metrics/{profile}.json"],
-        shape=_table_files,
     ),
     Stage(
         "explorer",
-        "explorer_all",
         [
             "rules/explorer.smk",
             "src/halluscope/stages/explorer.py",
             *(f"src/halluscope/explorer/page.{suffix}" for suffix in ("html", "js", "css")),
             *benchmark_modules("explorer"),
         ],
-        ["results/explorer"],
-        # what the page shows: the caption pipeline's files and every benchmark's answers
-        [
-            "results/data",
-            *_declared("SHOWN"),
-            *(out for stage in benchmark_stages(dvc_only=True) for out in stage.outs),
-        ],
-        "the explorer page: every caption and answer per image, worst images first",
     ),
 ]
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A top-level DVC plot: a CSV the figures stage writes beside a figure (rule ``figure``)."""
-
-    name: str  # the figure: results/figures/<profile>/<name>.csv
-    x: str
-    y: str | list[str]
-    template: str  # a DVC template, or one of ours in .dvc/plots/ (``series_*``)
-    title: str
-    x_label: str
-    y_label: str
-
-
-#: ``dvc plots show`` / ``dvc plots diff``: the benchmarks' figure data, inside the figures
-#: stage's out folder (DVC allows top-level plots there). The ``series_*`` templates of
-#: ``.dvc/plots/`` draw one series per model x embedder (DVC's own colour only by revision,
-#: file or column, which would join the six series into one line), and leave out a row whose x
-#: or y cell is blank: a blank cell is no point, not 0.
-PLOTS: list[Plot] = [Plot(**plot) for plot in _declared("PLOTS")]
-
-
-def dvc_plots(profile: str) -> list[dict]:
-    """The top-level ``plots:`` of ``dvc.yaml`` for the params.yaml profile."""
-    return [
-        {
-            f"results/figures/{profile}/{plot.name}.csv": {
-                "x": plot.x,
-                "y": plot.y,
-                "template": plot.template,
-                "title": plot.title,
-                "x_label": plot.x_label,
-                "y_label": plot.y_label,
-            }
-        }
-        for plot in PLOTS
-    ]
-
-
-def dvc_yaml() -> str:
-    """Render ``dvc.yaml`` from :data:`STAGES` and :data:`PLOTS` (deterministic text)."""
-    stages = {}
-    root = Path(__file__).resolve().parents[2]
-    profile = dvc_profile(root)
-    for stage in STAGES:
-        stages[stage.name] = {
-            "desc": stage.description,
-            "cmd": f"snakemake --cores all --rerun-incomplete {stage.target}",
-            "deps": [
-                *CORE_CODE,
-                *dvc_code_deps(stage, root),
-                *(f"{u}/{profile}" for u in stage.upstream),
-            ],
-            "params": stage_params(stage, root),
-            # only the params.yaml profile's folders: other profiles' results are not DVC's
-            "outs": [
-                {path: {"persist": True}}
-                for path in [
-                    *(f"{out}/{profile}" for out in stage.outs),
-                    *(f.format(profile=profile) for f in stage.files),
-                ]
-            ],
-        }
-        if stage.metrics:
-            # in git, not DVC's cache (.gitignore lets them through): the committed baseline
-            stages[stage.name]["metrics"] = [
-                {f"{m}/{profile}": {"cache": False, "persist": True}} for m in stage.metrics
-            ]
-    header = (
-        "# GENERATED by scripts/write_dvc_yaml.py from src/halluscope/registry.py;"
-        " do not edit by hand.\n"
-    )
-    document = {"stages": stages, "plots": dvc_plots(profile)}
-    return header + yaml.safe_dump(document, sort_keys=False, width=100)
-
-
-def stage_params(stage: Stage, root: Path | None = None) -> list[str]:
-    """The dotted ``params.yaml`` keys a DVC stage reads: those the ``from_config`` of its
-    rules' settings read (:func:`halluscope.settings.read_keys`), on the params.yaml config, and
-    those that decide which files its target builds (``shape``); as ``params.yaml`` holds them
-    (:func:`halluscope.settings.params_keys`)."""
-    from halluscope.config import load
-    from halluscope.rule_settings import stage_settings
-    from halluscope.settings import KeyRecorder, params_keys, read_keys
-
-    root = root or Path(__file__).resolve().parents[2]
-    config = load(root / "params.yaml")
-    profile = str(config["profile"])
-    recorder = KeyRecorder(config)
-    built = stage.shape(recorder, profile) if stage.shape else None
-    keys = read_keys(stage_settings(stage, built, profile, root), config) | recorder.keys_read
-    return params_keys(keys, yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")))
-
-
-def dvc_profile(root: Path | None = None) -> str:
-    """The profile ``dvc repro`` runs: the ``profile`` of params.yaml (DVC reads no overlay)."""
-    path = (root or Path(__file__).resolve().parents[2]) / "params.yaml"
-    return str(yaml.safe_load(path.read_text(encoding="utf-8"))["profile"])
 
 
 PACKAGE = "halluscope"
@@ -402,7 +225,7 @@ def _imported_names(
 #: The import names of the modules parsed so far, kept between processes (per project), by
 #: source text: each ``snakemake`` start (a local run's one, two per job under an executor such
 #: as SLURM's) digests every stage's code, and parsing the ~120 modules was most of that.
-IMPORTS_CACHE = Path(".snakemake") / "halluscope-imports.json"
+IMPORTS_CACHE = Path(".halluscope") / "imports.json"
 # Entries kept at the most (an edited module adds one; the oldest go first, and one still in
 # use is parsed and added again).
 IMPORTS_CACHE_SIZE = 2000
@@ -517,24 +340,12 @@ def code_files(stage: str, root: Path) -> list[Path]:
     return sorted(files)
 
 
-def dvc_code_deps(stage: Stage, root: Path) -> list[str]:
-    """DVC deps of a stage's code: its non-Python entries (rules, data) and its import closure."""
-    others = [
-        e
-        for e in stage.code
-        if not (e.endswith(".py") or (root / e).is_dir() and e.startswith("src/"))
-    ]
-    closure = import_closure(_entry_modules(stage, root), root)
-    core = {root / entry for entry in CORE_CODE}
-    return others + sorted(p.relative_to(root).as_posix() for p in closure - core)
-
-
 def code_digest(stage: str, root: Path) -> str:
     """SHA-256 over the stage's Python files (paths and bytes), for a Snakemake ``params:`` value.
 
     Why: Snakemake reruns a job when its params change but does not see the package code that
     its shell command runs; with this digest an edit of a stage's code reruns that stage's jobs
-    (and what depends on them), as ``dvc repro`` does with the same code lists.
+    (and what depends on them).
     """
     digest = hashlib.sha256()
     for path in code_files(stage, root):

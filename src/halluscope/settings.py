@@ -5,8 +5,7 @@ of its job with ``<Settings>.from_config(config, **wildcards)`` and passes them 
 (``halluscope stage NAME --settings JSON``, :meth:`StageSettings.to_json`); the stage command
 reads them back with :meth:`StageSettings.from_json` and hands the object to the stage function.
 Snakemake tracks that JSON as the rule's ``params:``, so a change of a key reruns exactly the jobs
-whose settings read it; :class:`KeyRecorder` records the keys a ``from_config`` reads, from which
-:mod:`halluscope.registry` derives each DVC stage's ``params:`` (no hand-kept list of keys).
+whose settings read it.
 """
 
 from __future__ import annotations
@@ -133,7 +132,7 @@ class StageSettings:
     @classmethod
     def jobs(cls, config: Mapping[str, Any]) -> Iterable[dict[str, str]]:
         """The wildcards of every job of the rules that use these settings (one ``{}`` when the
-        settings depend on none): what :func:`read_keys` builds the settings for."""
+        settings depend on none): the tests build the settings of each."""
         return [{}]
 
     def to_json(self) -> str:
@@ -224,89 +223,10 @@ def convert_value(hint: Any, value: Any, what: str) -> Any:
     return value
 
 
-class KeyRecorder(Mapping):
-    """A read-only view of the params that records the dotted keys read through it.
-
-    Reading a value that is not a mapping records its key (``caos.k``); a mapping comes back as
-    another view, and iterating it, taking its length or :func:`plain` of it records the
-    mapping's key (the whole block is read). A membership test alone records nothing.
-    """
-
-    def __init__(self, data: Mapping[str, Any], keys: set[Key] | None = None, path: Key = ()):
-        self._data = data
-        self._path = path
-        self.keys_read: set[Key] = set() if keys is None else keys
-
-    def __getitem__(self, key: str) -> Any:
-        value = self._data[key]
-        path = (*self._path, str(key))
-        if isinstance(value, Mapping):
-            return KeyRecorder(value, self.keys_read, path)
-        self.keys_read.add(path)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        self.keys_read.add(self._path)
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        self.keys_read.add(self._path)
-        return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __bool__(self) -> bool:  # ``section or {}`` reads nothing
-        return bool(self._data)
-
-    def __repr__(self) -> str:
-        return f"KeyRecorder({'.'.join(self._path) or '<top level>'})"
-
-
 def plain(value: Any) -> Any:
-    """A params value as plain data (dicts and lists), for a settings field: a
-    :class:`KeyRecorder` records its whole block as read."""
-    if isinstance(value, KeyRecorder):
-        value.keys_read.add(value._path)
-        return copy.deepcopy(dict(value._data))
+    """A params value as plain data (dicts and lists), for a settings field."""
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
-
-
-def read_keys(classes: Iterable[type[StageSettings]], config: Mapping[str, Any]) -> set[Key]:
-    """Every key the ``from_config`` of ``classes`` reads, over all their jobs (:meth:`jobs`;
-    reading the job list counts too: it decides which jobs exist)."""
-    recorder = KeyRecorder(config)
-    for cls in classes:
-        for wildcards in cls.jobs(recorder):
-            cls.from_config(recorder, **wildcards)
-    return recorder.keys_read
-
-
-def params_keys(keys: Iterable[Key], params: Mapping[str, Any]) -> list[str]:
-    """The recorded ``keys`` as DVC ``params:`` of a ``params.yaml`` (``params``): keys the file
-    does not hold left out (a schema default), a key under a recorded block dropped, and a block
-    every key of which is recorded listed as the block; dotted, sorted."""
-    wanted = set(keys)
-
-    def walk(node: Any, path: Key) -> list[Key] | None:
-        """The keys under ``path`` to list; None: the whole of ``path``."""
-        if path in wanted:
-            return None
-        if not isinstance(node, Mapping) or not node:
-            return []
-        parts = {k: walk(v, (*path, str(k))) for k, v in node.items()}
-        if path and all(p is None for p in parts.values()):
-            return None
-        found: list[Key] = []
-        for k, part in parts.items():
-            found.extend([(*path, str(k))] if part is None else part)
-        return found
-
-    found = walk(params, ())
-    if found is None:  # the whole of the params read
-        found = [(str(k),) for k in params]
-    return sorted(".".join(key) for key in found)

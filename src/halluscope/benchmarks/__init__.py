@@ -36,10 +36,11 @@ What :class:`Parts` declares (each optional but the rules and the schema):
   preset fields it reads (``declare_preset_fields``);
 - ``headlines``: ``HEADLINES``, its numbers in ``metrics/<profile>/<model>.json``;
 - ``explorer``: its records of the explorer page (:mod:`halluscope.explorer.records`);
-- ``report``: the code that writes its tables and figures (a dep of those DVC stages);
+- ``report``: the code that writes its tables and figures (in the digests of those stages);
 - ``report_files``: ``table_files(config, run)`` and ``figure_files(config, run)`` when its
   tables and figures depend on params (CAOS) rather than on its captions alone;
-- ``dvc_stages``: DVC stages of its own (CAOS's caption pipeline: ``BEFORE``, ``AFTER``, ...);
+- ``code_stages``: ``STEPS``, code stages of its own, each digested apart (CAOS's caption
+  pipeline and scores: an edit of one step reruns that step);
 - ``tables``, ``figures``: the report caption ``<name>.rst`` of each table and figure it builds
   whenever it is enabled (first line ``.. table: <title>`` / ``.. figure: <title>``), and
   ``labels`` those whose first line ``.. title: <title>`` only labels a file it lists itself;
@@ -80,7 +81,7 @@ MODULE_PARTS = (
     "explorer",
     "report",
     "report_files",
-    "dvc_stages",
+    "code_stages",
 )
 
 
@@ -108,7 +109,7 @@ class Parts:
     explorer: str | None = None
     report: str | None = None
     report_files: str | None = None
-    dvc_stages: str | None = None
+    code_stages: str | None = None
     tables: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
@@ -148,9 +149,8 @@ class Benchmark:
 
     name: str
     title: str
-    # Whether it is a DVC stage of its own (the demo profile runs it; its params are the keys its
-    # rules' settings read, halluscope.registry), and the data files that stage reads besides the
-    # package's code.
+    # Whether it is a stage of dvc.yaml (the demo profile runs it: its target <name>_all), and
+    # the data files its jobs read besides the package's code (in its code digest).
     dvc_stage: bool = False
     dvc_data: tuple[str, ...] = ()
     # Whether a profile without its params section (or without ``enabled``) runs it: only CAOS,
@@ -295,7 +295,7 @@ def _captions(benchmark: Benchmark) -> tuple[Caption, ...]:
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("pope", "POPE questions, answers and scores", dvc_stage=True),
     # CAOS lists its own tables and figures (report_files.py: they depend on tables.published
-    # and tables.compare_with) and its own DVC stages (dvc_stages.py: the caption pipeline's).
+    # and tables.compare_with) and its own code stages (code_stages.py: the caption pipeline's).
     Benchmark("caos", "CAOS scores, summary, Tables 1-2, Figures 3-6", enabled_by_default=True),
     Benchmark(
         "trihe",
@@ -316,9 +316,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         dvc_stage=True,
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
-    Benchmark(
-        "hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc"
-    ),
+    Benchmark("hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc"),
 )
 
 

@@ -10,7 +10,7 @@ from halluscope.benchmarks import Parts
 
 # Its stages keep their unprefixed names (``score``, ``figure``, ``tables``...: the paper's own
 # benchmark, named before the registry); its caption pipeline's rules files (generate.smk,
-# extract.smk, oracle.smk, embed.smk) are included by rules.smk and named by dvc_stages.py.
+# extract.smk, oracle.smk, embed.smk) are included by rules.smk and named by code_stages.py.
 PARTS = Parts(
     helpers=("common.smk",),
     stages={
@@ -29,7 +29,7 @@ PARTS = Parts(
     explorer="explorer",
     report="report",
     report_files="report_files",
-    dvc_stages="dvc_stages",
+    code_stages="code_stages",
     labels=(
         "caos_agreement",
         "caos_instructions",

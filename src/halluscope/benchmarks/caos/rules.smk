@@ -87,6 +87,17 @@ rule score_all:
         f"results/scores/{RUN}/summary.csv",
 
 
+rule caos_all:
+    """DVC stage `caos`: the caption pipeline (captions, object lists, oracle, vectors) and the
+    scores."""
+    input:
+        rules.generate_all.input,
+        rules.extract_all.input,
+        rules.oracle_all.input,
+        rules.embed_all.input,
+        rules.score_all.input,
+
+
 rule figure:
     """Every CAOS figure (PDF + PNG, fixed metadata so reruns give identical bytes) and the numbers
     each draws (CSV, from the same frame: the DVC plots of caos_ksweep and caos_instructions), in

@@ -1,9 +1,9 @@
-"""Each Snakemake rule's settings class and outputs, read from the rules files.
+"""Test helpers: each rule's settings class and outputs, read from the rules files, and the
+params keys a settings class reads (:class:`KeyRecorder`).
 
-Why read the rules: a rule names its settings once (``settings=settings_arg(Class, ...)``); the
-registry finds there which classes the rules of a DVC stage use, so a stage's ``params:`` follow
-its rules (:func:`halluscope.registry.stage_params`) and no list of them is kept by hand. Read
-as text, not by running Snakemake: the registry is imported while the Snakefile is parsed.
+Why in the tests: the checks that a rule passes its settings as one value, that a key reruns
+only the jobs whose settings read it, and that each model-calling rule declares its resources
+read the rules as text; nothing of the workflow does (``dvc.yaml`` is written by hand).
 """
 
 from __future__ import annotations
@@ -11,9 +11,14 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from halluscope.settings import StageSettings
+
+Key = tuple[str, ...]
 
 RULE = re.compile(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", re.M | re.S)
 SECTION = re.compile(r"^    (\w+):(.*?)(?=^    \w+:|\Z)", re.M | re.S)
@@ -120,3 +125,78 @@ def stage_settings(stage: Any, built: list[str] | None, profile: str, root: Path
         if cls not in classes:
             classes.append(cls)
     return classes
+
+
+class KeyRecorder(Mapping):
+    """A read-only view of the params that records the dotted keys read through it.
+
+    Reading a value that is not a mapping records its key (``caos.k``); a mapping comes back as
+    another view, and iterating it, taking its length or :func:`plain` of it records the
+    mapping's key (the whole block is read). A membership test alone records nothing.
+    """
+
+    def __init__(self, data: Mapping[str, Any], keys: set[Key] | None = None, path: Key = ()):
+        self._data = data
+        self._path = path
+        self.keys_read: set[Key] = set() if keys is None else keys
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._data[key]
+        path = (*self._path, str(key))
+        if isinstance(value, Mapping):
+            return KeyRecorder(value, self.keys_read, path)
+        self.keys_read.add(path)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        self.keys_read.add(self._path)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        self.keys_read.add(self._path)
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __bool__(self) -> bool:  # ``section or {}`` reads nothing
+        return bool(self._data)
+
+    def __repr__(self) -> str:
+        return f"KeyRecorder({'.'.join(self._path) or '<top level>'})"
+
+
+def read_keys(classes: Iterable[type[StageSettings]], config: Mapping[str, Any]) -> set[Key]:
+    """Every key the ``from_config`` of ``classes`` reads, over all their jobs (:meth:`jobs`;
+    reading the job list counts too: it decides which jobs exist)."""
+    recorder = KeyRecorder(config)
+    for cls in classes:
+        for wildcards in cls.jobs(recorder):
+            cls.from_config(recorder, **wildcards)
+    return recorder.keys_read
+
+
+def params_keys(keys: Iterable[Key], params: Mapping[str, Any]) -> list[str]:
+    """The recorded ``keys`` as DVC ``params:`` of a ``params.yaml`` (``params``): keys the file
+    does not hold left out (a schema default), a key under a recorded block dropped, and a block
+    every key of which is recorded listed as the block; dotted, sorted."""
+    wanted = set(keys)
+
+    def walk(node: Any, path: Key) -> list[Key] | None:
+        """The keys under ``path`` to list; None: the whole of ``path``."""
+        if path in wanted:
+            return None
+        if not isinstance(node, Mapping) or not node:
+            return []
+        parts = {k: walk(v, (*path, str(k))) for k, v in node.items()}
+        if path and all(p is None for p in parts.values()):
+            return None
+        found: list[Key] = []
+        for k, part in parts.items():
+            found.extend([(*path, str(k))] if part is None else part)
+        return found
+
+    found = walk(params, ())
+    if found is None:  # the whole of the params read
+        found = [(str(k),) for k in params]
+    return sorted(".".join(key) for key in found)
