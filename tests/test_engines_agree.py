@@ -22,7 +22,6 @@ import yaml
 from pipeline_helpers import GIT, ROOT, add_build, copy_tree, env, planned_jobs, run, snakemake
 from test_replication import digests, fresh_clone
 
-
 sys.path.insert(0, str(ROOT / "scripts"))
 import compare_lock  # noqa: E402  (scripts/ is not a package)
 
