@@ -250,7 +250,12 @@ def record_outputs():
 
 # The targets of dvc.yaml's stages (`snakemake --cores all <stage>_all`), for the profile DVC
 # runs (params.yaml's): a run of another profile (a --configfile overlay) is not DVC's.
-DVC_TARGETS = ["data_all", "pope_all", "trihe_all", "phd_all", "nope_all", "caos_all", "report_all"]
+# A benchmark's stage is its registry line's dvc_stage (or its code_stages part: CAOS's).
+DVC_TARGETS = [
+    "data_all",
+    *(f"{b.name}_all" for b in BENCHMARKS if b.dvc_stage or b.module("code_stages")),
+    "report_all",
+]
 
 
 def dvc_stage_files():

@@ -32,8 +32,8 @@ def test_dvc_yaml_passes_dvc_schema_and_headline_is_git_tracked_metrics() -> Non
     import voluptuous
     from dvc.schema import MULTI_STAGE_SCHEMA
 
-    document = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
-    voluptuous.Schema(MULTI_STAGE_SCHEMA)(document)
+    voluptuous.Schema(MULTI_STAGE_SCHEMA)(yaml.safe_load((ROOT / "dvc.yaml").read_text()))
+    document = dvc_document()
     profile = dvc_profile()
     metrics = [m for stage in document["stages"].values() for m in stage.get("metrics", [])]
     # one uncached entry: the headline folder, carried by git (the baseline of `dvc exp show`)
