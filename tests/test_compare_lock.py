@@ -77,15 +77,15 @@ def test_an_output_with_other_bytes_is_named_and_its_readers_are_not_blamed(comp
 
 def test_an_edited_param_is_a_changed_stage_not_a_failed_reproduction(compare_lock) -> None:
     edited = copy.deepcopy(LOCK)
-    score = edited["stages"]["score"]
-    assert score["params"]["params.yaml"]["caos.k"] == 3
-    score["params"]["params.yaml"]["caos.k"] = 5
+    score = edited["stages"]["caos"]
+    assert score["params"]["params.yaml"]["caos"]["k"] == 3
+    score["params"]["params.yaml"]["caos"]["k"] = 5
     for out in score["outs"]:  # other k, other scores, and so other inputs downstream
         edited = _rewrite(edited, out["path"], "1" * 32 + ".dir")
     result = compare_lock.compare(LOCK, edited)
     assert result.reproduced, result.differing
     downstream = set().union(*(_stages_reading(LOCK, o["path"]) for o in score["outs"]))
-    assert "score" in result.changed and downstream and downstream <= set(result.changed)
+    assert "caos" in result.changed and downstream and downstream <= set(result.changed)
     assert not result.downstream
     assert (
         "run with other code, data or params than HEAD" in compare_lock.summary(result, "HEAD")[-1]
@@ -94,10 +94,10 @@ def test_an_edited_param_is_a_changed_stage_not_a_failed_reproduction(compare_lo
 
 def test_a_stage_missing_from_this_lock_is_said(compare_lock) -> None:
     partial = copy.deepcopy(LOCK)
-    del partial["stages"]["tables"]
+    del partial["stages"]["report"]
     result = compare_lock.compare(LOCK, partial)
-    assert result.missing == ["tables"]
-    assert compare_lock.summary(result, "HEAD")[-1] == "  not in this lock: stage(s) tables"
+    assert result.missing == ["report"]
+    assert compare_lock.summary(result, "HEAD")[-1] == "  not in this lock: stage(s) report"
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
