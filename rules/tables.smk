@@ -1,24 +1,32 @@
-from halluscope.stages.report import AssembleSettings
-
-
 # Exactly one rule owns results/tables (Snakemake resolves `results/tables/` to it); it assembles
-# the per-benchmark tables written elsewhere.
+# the per-benchmark tables written elsewhere: the active profile's, and every other profile's
+# that has run. It reads no params, and its inputs are the same whichever profile runs it (once
+# both ran), so one profile's run never leaves another's `snakemake -n` with work.
+
+
+def other_profile_tables():
+    """The tables (LaTeX and CSV twins) of every other profile that has run."""
+    import glob
+
+    found = glob.glob("results/report/*/*.tex") + glob.glob("results/report/*/*.csv")
+    return sorted(f for f in found if f.split("/")[2] != RUN)
+
+
 rule tables:
-    """Assemble every generated LaTeX table into results/tables/."""
+    """Assemble every generated LaTeX table into results/tables/<profile>/."""
     input:
         benchmark_table_files(),
+        other_profile_tables(),
     output:
         directory("results/tables"),
     params:
-        settings=settings_arg(AssembleSettings),
         code=code_version("tables"),
     conda:
         HALLUSCOPE_ENV
     log:
         "logs/tables/assemble.log",
     shell:
-        "halluscope stage assemble --settings {params.settings:q} --out-dir {output:q} "
-        "--report-root results/report {input:q} > {log:q} 2>&1"
+        "halluscope stage assemble --out-dir {output:q} {input:q} > {log:q} 2>&1"
 
 
 rule metrics:

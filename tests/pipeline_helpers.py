@@ -142,9 +142,9 @@ def copy_of_build(built: Path, dest: Path) -> Path:
 
 
 def add_build(built: Path, root: Path) -> Path:
-    """Copy ``built``'s results/, headline metrics/ and Snakemake metadata (mtimes kept) into the
-    project ``root``."""
-    for name in (*OUTPUT_ROOTS, ".snakemake"):
+    """Copy ``built``'s results/, headline metrics/, Snakemake metadata and the project's record
+    of its outputs (halluscope.provenance; mtimes kept) into the project ``root``."""
+    for name in (*OUTPUT_ROOTS, ".snakemake", ".halluscope"):
         if (built / name).exists():  # a build of some targets only may have no metrics/
             copy_tree(built / name, root / name)
     for name in ("locks", "incomplete", "log"):  # another run's state, not the build's

@@ -219,3 +219,29 @@ def test_editing_own_captions_reruns_that_models_chain_only(tmp_path: Path) -> N
     assert "rule data_items:" not in planned
     for model in ("llava", "instructblip", "minigpt-4", "mplug-owl", "multimodal-gpt"):
         assert not re.search(rf"model={re.escape(model)}(,|\s)", planned), model
+
+
+@needs_data
+def test_two_profiles_one_after_the_other_leave_each_other_nothing_to_do(tmp_path: Path) -> None:
+    """Profiles never write into each other's outputs: after profile a then profile b, both
+    tables folders are there and a's `snakemake -n` has nothing to do (rule tables reads no
+    profile from the params, and its inputs are every profile's tables)."""
+    project = copy_project(tmp_path / "project")
+    captions = tmp_path / "mine.jsonl"
+    ids = [40468, 10822, 454161]
+    captions.write_text(
+        "".join(json.dumps({"image_id": i, "caption": "A dog on a couch."}) + "\n" for i in ids),
+        encoding="utf-8",
+    )
+    for name in ("first", "second"):
+        run(["halluscope", "captions-profile", name, "--captions", str(captions)], project)
+        build = ["snakemake", "--cores", "2", "--configfile", f"config/profiles/{name}.yaml"]
+        run([*build, "--", "results/tables/"], project)
+    for name in ("first", "second"):
+        assert (project / "results/tables" / name / "caos_table1.csv").is_file(), name
+        dry = run(
+            ["snakemake", "-n", "--cores", "1", "--configfile", f"config/profiles/{name}.yaml"]
+            + ["--", "results/tables/"],
+            project,
+        )
+        assert "Nothing to be done" in dry.stdout + dry.stderr, (name, dry.stdout[-2000:])

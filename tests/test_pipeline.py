@@ -53,6 +53,30 @@ def test_nothing_to_do_after_complete_run(project: Path) -> None:
     assert planned_jobs(project, "results/tables/", "all") == {}
 
 
+def test_changing_the_interval_level_reruns_only_the_statistics(
+    project: Path, tmp_path: Path
+) -> None:
+    """intervals.level is read by the summary's settings alone: the summary and what reads it
+    rerun, never a caption, extraction, oracle, vector or score job; every Table 1 cell of the
+    build has its interval, holding the value."""
+    import csv
+
+    twin = project / "results/tables/demo/caos_table1.csv"
+    rows = [r for r in csv.DictReader(twin.open(encoding="utf-8")) if r["value"]]
+    with_bounds = [r for r in rows if r["lo"]]
+    assert {r["metric"] for r in with_bounds} >= {"precision", "recall", "CHAIR_S", "# Objects"}
+    for row in with_bounds:
+        assert float(row["lo"]) <= float(row["value"]) <= float(row["hi"]), row
+    unbounded = {r["metric"] for r in rows if not r["lo"] and "[unverified" not in r["metric"]}
+    assert unbounded <= {"POPE-F1"}, unbounded  # the bound rows are bounds themselves
+    root = copy_of_build(project, tmp_path / "level")
+    assert rules_reading(root, "intervals.level") == {"summarize"}
+    edit_params(root, lambda p: p["intervals"].update(level=0.9))
+    jobs = planned_jobs(root, "results/tables/", "all")
+    assert "summarize" in jobs, jobs
+    assert not {"data_items", "generate", "extract", "oracle", "embed", "score"} & set(jobs), jobs
+
+
 def test_caos_tables_have_csv_twins(project: Path) -> None:
     """Each CAOS LaTeX table has a long-format CSV twin with the same numbers."""
     import csv

@@ -187,7 +187,7 @@ def test_table1_published_columns_and_twin(score_files: tuple[Path, Path]) -> No
     from halluscope.benchmarks.caos.tables import with_k_setting
 
     lines = twin_csv(with_k_setting(records, 5)).splitlines()
-    assert lines[0] == "model,embedding,metric,value,published,setting"
+    assert lines[0] == "model,embedding,metric,value,lo,hi,published,setting"
     assert "llava,,precision,0.810000,0.850000," in lines  # no setting: k does not move it
     k_rows = [line for line in lines if ",CAOS_K," in line or ",CAOS_X/K," in line]
     assert k_rows and all(line.endswith(",k=5") for line in k_rows)

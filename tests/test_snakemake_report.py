@@ -107,7 +107,9 @@ def test_dvc_plots_show_renders_ksweep_and_instructions(project: Path) -> None:
     assert not shown.get("errors"), shown.get("errors")
     declared = {
         next(iter(p)): next(iter(p.values()))
-        for p in yaml.safe_load((root / "dvc.yaml").read_text("utf-8"))["plots"]
+        for p in yaml.safe_load(
+            (root / "dvc.yaml").read_text("utf-8").replace("${profile}", PROFILE)
+        )["plots"]
     }
     expected = {f"results/figures/{PROFILE}/{n}.csv" for n in ("caos_ksweep", "caos_instructions")}
     assert set(declared) == expected

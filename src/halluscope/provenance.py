@@ -17,8 +17,8 @@ replaced file, or of the ``directory()`` output holding it, has params other tha
 Snakemake recorded and reruns with what depends on it, with the current params: numbers and
 labels agree again, in a dry run as in a real one. A touch that keeps the bytes (``dvc commit``)
 is no replacement; a folder without a record (a fresh clone after ``dvc pull``) is trusted, as
-DVC trusts it. Nothing of Snakemake's or DVC's own records is read or written;
-``tests/test_provenance.py`` fails if an engine upgrade changes the params trigger.
+DVC trusts it, and recorded as it is. Nothing of Snakemake's or DVC's own records is read or
+written; ``tests/test_provenance.py`` fails if an engine upgrade changes the params trigger.
 """
 
 from __future__ import annotations
@@ -87,9 +87,12 @@ def _unchanged(path: Path, entry: dict | None) -> bool:
 
 def replaced_outputs(profile: str, roots: Iterable[str], records: Path = RECORDS) -> list[str]:
     """Every file under ``roots`` that is not as the profile's last run left it (other bytes,
-    or unknown to the record), sorted; none without a record."""
+    or unknown to the record), sorted. Without a record (a fresh clone after ``dvc pull``, a
+    folder no run of this project has recorded yet) none: the files there are trusted, and
+    recorded now, so that a replacement from here on is found."""
     known = _load(record_path(profile, records))
     if known is None:
+        record(profile, roots, records)
         return []
     return [p.as_posix() for p in _files(roots) if not _unchanged(p, known.get(p.as_posix()))]
 

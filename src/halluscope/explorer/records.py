@@ -11,7 +11,8 @@ A benchmark's ``explorer.py`` exposes:
   of the explorer's settings, so a change reruns the page);
 - ``files(options, profile) -> list[str]``: the result files it reads (the rule's inputs);
 - ``contribution(options, profile, items) -> Contribution``: its entries, read from those files
-  (``items``: the profile's items by image id).
+  (``items``: the profile's items by image id, read only; items of its own go in
+  ``Contribution.items``).
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ class Answer:
 @dataclass(frozen=True)
 class Contribution:
     """One benchmark's part of the page: its captions or answers, the names of their numbers,
-    its instructions (id -> text, for captions) and a note on where the numbers come from."""
+    its instructions (id -> text, for captions), a note on where the numbers come from, and the
+    items of its own it shows answers under, by image id (HallusionBench's figures, which are
+    not the profile's images; the page adds those it does not have)."""
 
     title: str
     captions: list[Caption] = field(default_factory=list)
@@ -98,6 +101,7 @@ class Contribution:
     caption_values: tuple[str, ...] = ()
     instructions: Mapping[str, str] = field(default_factory=dict)
     note: str = ""
+    items: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def need(record: Mapping[str, Any], key: str, where: str) -> Any:

@@ -13,8 +13,12 @@ import pandas as pd
 
 #: CSV twin columns (long format), one row per table cell. ``embedding`` names the embedder a
 #: cell depends on, ``setting`` the other settings it depends on (``k=5`` for CAOS_K), so that
-#: a twin read without its LaTeX table still says what its numbers are.
-TWIN_COLUMNS: tuple[str, ...] = ("model", "embedding", "metric", "value", "published", "setting")
+#: a twin read without its LaTeX table still says what its numbers are; ``lo`` and ``hi`` the
+#: cell's interval at params.yaml's ``intervals`` level, where the table has one
+#: (docs/statistics.md).
+TWIN_COLUMNS: tuple[str, ...] = (
+    "model", "embedding", "metric", "value", "lo", "hi", "published", "setting",
+)  # fmt: skip
 
 
 _LATEX_SPECIALS: dict[str, str] = {
@@ -40,12 +44,16 @@ def _cell(value: float | None) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def twin_record(model, embedding, metric, value, published=None, setting="") -> dict:
+def twin_record(
+    model, embedding, metric, value, published=None, setting="", lo=None, hi=None
+) -> dict:
     return {
         "model": model,
         "embedding": embedding,
         "metric": metric,
         "value": _cell(value),
+        "lo": _cell(lo),
+        "hi": _cell(hi),
         "published": _cell(published),
         "setting": setting,
     }

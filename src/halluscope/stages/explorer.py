@@ -92,6 +92,9 @@ def explorer(settings: ExplorerSettings, items: Path, out: Path) -> dict[str, An
         for name, module in found.items()  # registry order
         if name in settings.benchmarks
     }
+    for contribution in contributions.values():  # a benchmark's own items (its figures)
+        for image_id, record in contribution.items.items():
+            loaded.setdefault(image_id, record)
     thumbnails = {
         image_id: thumbnail(Path(item["image"])) if item.get("image") else None
         for image_id, item in loaded.items()

@@ -5,19 +5,10 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.io import InputError, atomic_write_bytes, atomic_write_text
-from halluscope.settings import StageSettings, param
 from halluscope.stage_command import stage
-
-
-@dataclass(frozen=True)
-class AssembleSettings(StageSettings):
-    """What rule ``tables`` reads from params: the profile whose tables it assembles."""
-
-    run: str = param("profile")
 
 
 @stage("metrics")
@@ -94,27 +85,18 @@ def paper(*, main: Path, sections: tuple[Path, ...] = (), out_sections: Path, ou
 
 
 @stage("assemble")
-def assemble(
-    tables: list[Path], /, *, settings: AssembleSettings, out_dir: Path, report_root: Path
-) -> None:
+def assemble(tables: list[Path], /, *, out_dir: Path) -> None:
     """results/tables/<profile>/: every table with its CSV twin.
 
-    The active profile's tables (and CSV twins) in ``results/tables/<run>/``, plus every other
-    profile's tables copied again from its own ``results/report/<profile>/`` folder, so running
-    one profile never removes another's tables (Snakemake empties a ``directory()`` output
-    before the job; one rule owns that folder)."""
-    run, root = settings.run, report_root
+    Each table (``results/report/<profile>/<name>``) copied to ``<out_dir>/<profile>/<name>``:
+    the active profile's and every other profile's that has run, so running one profile never
+    removes another's tables (Snakemake empties a ``directory()`` output before the job; one
+    rule owns that folder)."""
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / run).mkdir(parents=True)
+    tmp.mkdir(parents=True)
     for table in tables:
-        atomic_write_bytes(tmp / run / table.name, table.read_bytes())
-    for other in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        found = sorted([*other.glob("*.tex"), *other.glob("*.csv")])
-        if other.name == run or not found:
-            continue
-        (tmp / other.name).mkdir()
-        for path in found:
-            atomic_write_bytes(tmp / other.name / path.name, path.read_bytes())
+        (tmp / table.parent.name).mkdir(exist_ok=True)
+        atomic_write_bytes(tmp / table.parent.name / table.name, table.read_bytes())
     shutil.rmtree(out_dir, ignore_errors=True)
     tmp.rename(out_dir)

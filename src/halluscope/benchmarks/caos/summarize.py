@@ -21,7 +21,10 @@ the number of objects per generated caption"): per-caption values averaged over 
   hallucination; T/X, X/K and avg from the pooled means; ``*_mor`` the mean of per-caption
   ratios);
 * ``*_if_present`` / ``*_if_absent``: precision, CHAIR_S and CAOS with every unverified object
-  taken as present / as hallucinated: the two bounds of not having an oracle.
+  taken as present / as hallucinated: the two bounds of not having an oracle;
+* ``<column>_lo`` / ``<column>_hi``: the interval of each number Table 1 can print, at the
+  ``intervals`` settings of params.yaml, the image resampled
+  (:mod:`halluscope.benchmarks.caos.intervals`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, write_csv
+from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, summary_intervals
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import StageSettings, param
@@ -62,6 +66,7 @@ SUMMARY_COLUMNS = (
     "n_objects",
     "n_unverified",
     "POPE_F1",
+    *BOUND_COLUMNS,
 )
 
 
@@ -155,9 +160,12 @@ def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
 @dataclass(frozen=True)
 class SummarizeSettings(StageSettings):
     """What the summary reads from params: the Table 1 instructions (``tables.table1_instructions``)
-    pooled into the ``table1`` rows."""
+    pooled into the ``table1`` rows, and how its intervals are computed (``intervals``)."""
 
     table1: list[str] = param("tables.table1_instructions")
+    level: float = param("intervals.level")
+    resamples: int = param("intervals.resamples")
+    seed: int = param("intervals.seed")
 
 
 @stage("summarize")
@@ -174,7 +182,10 @@ def run(
 
     The per-job ``*.captions.csv`` (and ``*.objects.csv`` beside each) into ``summary.csv`` and
     ``objects.csv``; POPE's score files, when given, give the POPE-F1 column."""
+    from halluscope.metrics.intervals import IntervalSettings
+
     table1 = settings.table1
+    intervals = IntervalSettings(settings.level, settings.resamples, settings.seed)
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     object_rows: list[dict[str, str]] = []
     object_header: list[str] | None = None
@@ -198,6 +209,7 @@ def run(
             "instruction_id": i,
             **summarize_group(rows),
             "POPE_F1": pope_f1.get(m),
+            **summary_intervals(rows, intervals),
         }
         for (m, e, i), rows in sorted(groups.items())
     ]

@@ -177,9 +177,9 @@ def table1_records(
         """The headline cell, then its bounds when ``column`` has them (not the micro view)."""
         emb = [embedding] if embedding else embedders
         pub = published_value(published, model, key)
-        records.append(
-            twin_record(model, embedding, metric, summary_value(rows, model, emb, column), pub)
-        )
+        value = summary_value(rows, model, emb, column)
+        lo, hi = (summary_value(rows, model, emb, f"{column}_{end}") for end in ("lo", "hi"))
+        records.append(twin_record(model, embedding, metric, value, pub, lo=lo, hi=hi))
         if bounds and column in BOUNDED_COLUMNS:
             for bound, suffix in BOUND_SUFFIXES.items():
                 value = summary_value(rows, model, emb, f"{column}_if_{bound}")
@@ -472,8 +472,15 @@ def table1_latex(
             else ""
         )
         + (_PUBLISHED_NOTE if any(r["published"] is not None for r in records) else "")
+        + (_INTERVAL_NOTE if any(r.get("lo") is not None for r in records) else "")
     )
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
+
+
+_INTERVAL_NOTE = (
+    " The CSV twin gives each number's interval (columns lo, hi; params.yaml's"
+    r" \texttt{intervals}, the image resampled)."
+)
 
 
 def synonyms_sentence(synonyms: str) -> str:

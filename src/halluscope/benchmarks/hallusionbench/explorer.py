@@ -3,14 +3,14 @@ the judge's verdict, as the score files hold them.
 
 Why figures as items: HallusionBench's figures are not the profile's images, so each answer is
 shown under its figure (``HB-<category>_<subcategory>_<set_id>_<figure_id>``, the items its
-questions stage writes; the text-only questions' figure has no image). The page lists the
-profile's items only, so :func:`contribution` adds those figures to the items it is given (the
-page's mapping, before it is drawn); see docs/hallusionbench.md.
+questions stage writes; the text-only questions' figure has no image): :func:`contribution`
+returns those figures as its own items (``Contribution.items``), which the page adds to the
+profile's; see docs/hallusionbench.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
 
 from halluscope.explorer.records import Answer, Contribution, need
@@ -54,9 +54,6 @@ def contribution(
     figures = {}
     for line, record in iter_jsonl_numbered(f"{root}/items.jsonl"):
         figures[str(need(record, "image_id", f"{root}/items.jsonl:{line}"))] = record
-    if isinstance(items, MutableMapping):
-        for image_id, record in figures.items():
-            items.setdefault(image_id, record)
     questions = {}
     for line, record in iter_jsonl_numbered(f"{root}/questions.jsonl"):
         questions[str(need(record, "id", f"{root}/questions.jsonl:{line}"))] = record
@@ -94,4 +91,5 @@ def contribution(
         answers=answers,
         note=f"results/hallusionbench: questions, answers and each answer's verdict as the score "
         f"files hold it ({scores['subset'] if options['models'] else 'no model'})",
+        items=figures,
     )

@@ -107,7 +107,7 @@ def test_stages_on_a_small_amber_set(tmp_path: Path) -> None:
     latex = (tmp_path / "amber_table.tex").read_text(encoding="utf-8")
     assert "42.9" in latex and "en\\_core\\_web\\_sm" in latex
     twin = (tmp_path / "amber_table.csv").read_text(encoding="utf-8").splitlines()
-    assert twin[0] == "model,embedding,metric,value,published,setting"
+    assert twin[0] == "model,embedding,metric,value,lo,hi,published,setting"
     assert twin[1].startswith("m,,CHAIR,42.9")
 
 
@@ -154,7 +154,7 @@ def test_amber_gen_dag_on_a_small_set_shows_progress(tmp_path: Path) -> None:
         log = project / f"logs/amber/amber-gen/{model}/answers.log"
         assert summary in log.read_text(encoding="utf-8")
     twin = (project / "results/tables/amber-gen/amber_table.csv").read_text(encoding="utf-8")
-    assert twin.splitlines()[0] == "model,embedding,metric,value,published,setting"
+    assert twin.splitlines()[0] == "model,embedding,metric,value,lo,hi,published,setting"
     assert len(twin.splitlines()) == 1 + 4 * 3  # 3 models x CHAIR, Cover, Hal, Cog
 
 

@@ -135,9 +135,10 @@ def test_table_figure_headline_and_explorer(built: Path, monkeypatch) -> None:
     assert all(Path(f).is_file() for f in explorer.files(options, PROFILE))
     items: dict = {}
     found = explorer.contribution(options, PROFILE, items)
-    assert len(found.answers) == 3 * 178 and len(items) == 57
+    assert items == {}, "the profile's items are read, never added to"
+    assert len(found.answers) == 3 * 178 and len(found.items) == 57
     first = found.answers[0]
-    assert first.image_id in items and first.truth.startswith(("yes (", "no ("))
+    assert first.image_id in found.items and first.truth.startswith(("yes (", "no ("))
     assert first.judge.startswith("rule: read as ")
     for answer in found.answers:
         said = answer.judge.split("read as ")[1].split(",")[0]

@@ -1,0 +1,155 @@
+"""The interval of each Table 1 number of ``summary.csv``: ``<column>_lo`` and ``<column>_hi``.
+
+Why per group of captions, in the summary stage: the interval resamples the unit the captions
+are drawn in, the image (every caption of an image, whatever its instruction, moves with it),
+and only the per-caption rows know their image. The methods are those of
+:mod:`halluscope.metrics.intervals` (``docs/statistics.md``): CHAIR_S, a share of captions, gets
+Wilson's score interval (at the effective sample size when an image has several captions);
+every other number, a function of per-image sums, the cluster bootstrap, one set of resamples
+for all of a group's numbers. The point values stay those of
+:func:`halluscope.benchmarks.caos.summarize.summarize_group`; each statistic here computes the
+same number from the per-image sums, so a test can hold the two together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from halluscope.metrics.intervals import (
+    IntervalSettings,
+    UnitTable,
+    bootstrap,
+    proportion_interval,
+)
+
+#: summary.csv columns given an interval (every column Table 1 can print).
+PROPORTIONS = {"CHAIR_S": "any_hallucinated", "CHAIR_S_mscoco": "any_mscoco_hallucinated"}
+BOOTSTRAPPED = (
+    "objects_per_caption",
+    "precision",
+    "precision_micro",
+    "precision_in_domain",
+    "precision_micro_in_domain",
+    "recall",
+    "recall_micro",
+    "CHAIR_I",
+    "CAOS_T",
+    "CAOS_X",
+    "CAOS_K",
+    "CAOS_TX",
+    "CAOS_XK",
+    "CAOS_avg",
+)
+INTERVAL_COLUMNS = (*PROPORTIONS, *BOOTSTRAPPED)
+BOUND_COLUMNS = tuple(f"{c}_{end}" for c in INTERVAL_COLUMNS for end in ("lo", "hi"))
+
+Totals = Mapping[str, np.ndarray]
+
+
+def _share(num: str, den: str, empty: float = np.nan) -> Any:
+    def stat(t: Totals) -> np.ndarray:
+        d = t[den]
+        return np.where(d > 0, t[num] / np.where(d > 0, d, 1.0), empty)
+
+    return stat
+
+
+def _caos_ratio(a: str, b: str) -> Any:
+    mean_a, mean_b = _share(a, f"has_{a}"), _share(b, f"has_{b}")
+
+    def stat(t: Totals) -> np.ndarray:
+        x, y = mean_a(t), mean_b(t)
+        return np.where(y != 0, x / np.where(y != 0, y, 1.0), np.nan)
+
+    return stat
+
+
+def _caos_avg(t: Totals) -> np.ndarray:
+    return sum(_share(s, f"has_{s}")(t) for s in ("CAOS_T", "CAOS_X", "CAOS_K")) / 3
+
+
+#: each bootstrapped column as a statistic of the per-image sums of :func:`_columns`; an empty
+#: denominator is undefined (no caption with a mention, say), as the summary's None is; CHAIR_I
+#: of no mention is 0, as the reference (and the summary) give it
+STATISTICS = {
+    "objects_per_caption": _share("n_objects", "one"),
+    "precision": _share("precision_value", "precision_has"),
+    "precision_micro": _share("genuine", "verified"),
+    "precision_in_domain": _share("in_domain_value", "in_domain_has"),
+    "precision_micro_in_domain": _share("in_domain_genuine", "n_in_domain"),
+    "recall": _share("recall_value", "recall_has"),
+    "recall_micro": _share("n_gt_mentioned", "n_gt"),
+    "CHAIR_I": _share("n_in_domain_hallucinated_mentions", "n_in_domain_mentions", 0.0),
+    "CAOS_T": _share("CAOS_T", "has_CAOS_T"),
+    "CAOS_X": _share("CAOS_X", "has_CAOS_X"),
+    "CAOS_K": _share("CAOS_K", "has_CAOS_K"),
+    "CAOS_TX": _caos_ratio("CAOS_T", "CAOS_X"),
+    "CAOS_XK": _caos_ratio("CAOS_X", "CAOS_K"),
+    "CAOS_avg": _caos_avg,
+}
+
+
+def _value(text: str | None) -> float | None:
+    try:
+        value = float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+    return None if value is None or np.isnan(value) else value
+
+
+def _columns(rows: Sequence[Mapping[str, str]]) -> dict[str, list[float]]:
+    """Per-caption columns whose per-image sums the statistics read."""
+    out: dict[str, list[float]] = {}
+
+    def put(name: str, value: float) -> None:
+        out.setdefault(name, []).append(float(value))
+
+    for row in rows:
+        n = {c: int(row[c]) for c in row if c.startswith("n_") and row[c] not in ("", None)}
+        verified = n["n_objects"] - n["n_unverified"]
+        genuine = verified - n["n_hallucinated"]
+        put("one", 1)
+        for name in ("n_objects", "n_in_domain", "n_gt", "n_gt_mentioned"):
+            put(name, n[name])
+        for name in ("n_in_domain_mentions", "n_in_domain_hallucinated_mentions"):
+            put(name, n[name])
+        put("verified", verified)
+        put("genuine", genuine)
+        put("precision_value", genuine / verified if verified > 0 else 0.0)
+        put("precision_has", verified > 0)
+        in_domain = n["n_in_domain"]
+        in_domain_genuine = in_domain - n["n_in_domain_hallucinated"]
+        put("in_domain_genuine", in_domain_genuine)
+        put("in_domain_value", in_domain_genuine / in_domain if in_domain else 0.0)
+        put("in_domain_has", in_domain > 0)
+        put("recall_value", n["n_gt_mentioned"] / n["n_gt"] if n["n_gt"] else 0.0)
+        put("recall_has", n["n_gt"] > 0)
+        put("any_hallucinated", n["n_hallucinated"] > 0)
+        put("any_mscoco_hallucinated", n["n_in_domain_hallucinated"] > 0)
+        scores = {s: _value(row.get(s)) for s in ("CAOS_T", "CAOS_X", "CAOS_K")}
+        for s, value in scores.items():
+            put(s, value or 0.0)
+            put(f"has_{s}", value is not None)
+    return out
+
+
+def summary_intervals(
+    rows: Sequence[Mapping[str, str]], settings: IntervalSettings
+) -> dict[str, float | None]:
+    """``{<column>_lo, <column>_hi}`` of every :data:`INTERVAL_COLUMNS` over one group's caption
+    rows (each with its ``image_id``); ``None`` where the number is undefined."""
+    if not rows:
+        return dict.fromkeys(BOUND_COLUMNS)
+    units = [str(r["image_id"]) for r in rows]
+    table = UnitTable.from_rows(units, _columns(rows))
+    out: dict[str, float | None] = {}
+    for column, success in PROPORTIONS.items():
+        interval = proportion_interval(table.columns[success], table.columns["one"], settings)
+        out[f"{column}_lo"], out[f"{column}_hi"] = interval.lo, interval.hi
+    found = bootstrap(table, STATISTICS, settings)
+    for column in BOOTSTRAPPED:
+        out[f"{column}_lo"], out[f"{column}_hi"] = found[column].lo, found[column].hi
+    return {c: out[c] for c in BOUND_COLUMNS}
