@@ -246,3 +246,48 @@ def test_cli_errors_name_the_line(tmp_path: Path, capsys, lines: list, message: 
     assert main(["phd", "--responses", str(responses), "--out", str(tmp_path / "o.json")]) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "o.json").exists()
+
+
+def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) -> None:
+    """The pipeline's phd-score writes the interval of every number (the image resampled), and
+    the table's CSV twin gives each cell's lo and hi around its value."""
+    import csv
+    import random
+
+    from halluscope.benchmarks.phd.report import write_phd_table
+    from halluscope.benchmarks.phd.settings import PhdScoreSettings, PhdTableSettings
+    from halluscope.benchmarks.phd.stages import score
+    from halluscope.io import read_json
+
+    rng = random.Random(0)
+    tasks = ("object_recognition", "counting")
+    reports = []
+    for model in ("m1", "m2"):
+        rows = []
+        for image in range(30):
+            for mode in ("base", "icc"):
+                task = tasks[image % 2]
+                for label in ("yes", "no"):
+                    said = label if rng.random() < 0.7 else ("no" if label == "yes" else "yes")
+                    rows.append({"id": f"{mode}/{image}/{label}", "image_id": f"img{image}",
+                                 "mode": mode, "task": task, "label": label,
+                                 "answer": said.capitalize() + ".", "model": model})  # fmt: skip
+        answers = tmp_path / f"{model}.answers.jsonl"
+        answers.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        out = tmp_path / model / "scores.json"
+        out.parent.mkdir()
+        config = {"intervals": {"level": 0.95, "resamples": 400, "seed": 0}}
+        score(PhdScoreSettings.from_config(config), answers, out)
+        report = read_json(out)
+        overall = report["intervals"]["overall"]
+        assert overall["unit"] == "image" and overall["n_units"] == 30
+        assert overall["lo"] <= report["overall"] <= overall["hi"]
+        reports.append(out)
+    table = tmp_path / "phd_table.tex"
+    settings = PhdTableSettings(models=["m1", "m2"], decimals=2, run="demo", modes=["base", "icc"])
+    write_phd_table(reports, settings=settings, out=table)
+    rows = list(csv.DictReader(table.with_suffix(".csv").open(encoding="utf-8")))
+    filled = [r for r in rows if r["value"]]
+    assert len(filled) == 2 * 2 * 3  # models x modes x (2 tasks + All)
+    for row in filled:
+        assert float(row["lo"]) <= float(row["value"]) <= float(row["hi"]), row

@@ -162,6 +162,22 @@ class TableSettings(StageSettings):
 
 
 @dataclass(frozen=True)
+class IntervalParams(StageSettings):
+    """What a stage computing intervals reads: params.yaml's ``intervals`` (docs/statistics.md);
+    a stage's own settings add their fields."""
+
+    level: float = param("intervals.level")
+    resamples: int = param("intervals.resamples")
+    seed: int = param("intervals.seed")
+
+    def interval_settings(self) -> Any:
+        """The :class:`~halluscope.metrics.intervals.IntervalSettings` of these values."""
+        from halluscope.metrics.intervals import IntervalSettings
+
+        return IntervalSettings(level=self.level, resamples=self.resamples, seed=self.seed)
+
+
+@dataclass(frozen=True)
 class FigureSettings(StageSettings):
     """What a benchmark's figure reads: the models and the PNG resolution."""
 

@@ -66,53 +66,6 @@ def read_units(path: Path) -> tuple[str, list[str]]:
     return "answer", [str(rec["id"]) for rec in iter_jsonl(path)]
 
 
-def _scores(answers: list[Any], units: list[str], settings: Any) -> dict[str, Any]:
-    """Intervals of one group's PhD Index (bootstrap), recalls and yes ratio (Wilson)."""
-    from halluscope.hand_check_intervals import bootstrapped, proportion, share
-    from halluscope.metrics.intervals import harmonic_mean
-
-    yes = [(u, int(a.prediction == "yes")) for a, u in zip(answers, units, strict=True)
-           if a.label == "yes"]  # fmt: skip
-    no = [(u, int(a.prediction == "no")) for a, u in zip(answers, units, strict=True)
-          if a.label == "no"]  # fmt: skip
-    columns = {
-        "hit_yes": [int(a.label == "yes" and a.prediction == "yes") for a in answers],
-        "n_yes": [int(a.label == "yes") for a in answers],
-        "hit_no": [int(a.label == "no" and a.prediction == "no") for a in answers],
-        "n_no": [int(a.label == "no") for a in answers],
-    }
-    nan = float("nan")
-    index = harmonic_mean(share("hit_yes", "n_yes", nan), share("hit_no", "n_no", nan))
-    return {
-        **bootstrapped(units, columns, {"overall": index}, settings),
-        "recall_yes": proportion([u for u, _ in yes], [h for _, h in yes], settings),
-        "recall_no": proportion([u for u, _ in no], [h for _, h in no], settings),
-        "yes_ratio": proportion(units, [int(a.prediction == "yes") for a in answers], settings),
-    }
-
-
-def phd_intervals(answers: list[Any], units: list[str], settings: Any) -> dict[str, Any]:
-    """The intervals tree of :func:`~halluscope.benchmarks.phd.metric.phd_report`'s numbers."""
-
-    def scores(keep) -> dict[str, Any]:
-        rows = [(a, u) for a, u in zip(answers, units, strict=True) if keep(a)]
-        return _scores([a for a, _ in rows], [u for _, u in rows], settings)
-
-    modes, tasks = sorted({a.mode for a in answers}), sorted({a.task for a in answers})
-    out = scores(lambda a: True)
-    out["by_mode"] = {m: scores(lambda a, m=m: a.mode == m) for m in modes}
-    out["by_task"] = {t: scores(lambda a, t=t: a.task == t) for t in tasks}
-    out["by_mode_task"] = {
-        m: {
-            t: scores(lambda a, m=m, t=t: a.mode == m and a.task == t)
-            for t in tasks
-            if any(a.mode == m and a.task == t for a in answers)
-        }
-        for m in modes
-    }
-    return out
-
-
 def read_answers(path: Path) -> list[Any]:
     """Read and check the answers; every error names the file and the line."""
     from halluscope.benchmarks.phd.data import canonical_mode
@@ -161,6 +114,8 @@ def run(args: argparse.Namespace) -> None:
     if not args.no_intervals:
         unit, units = read_units(args.responses)
         settings = interval_settings(args, unit)
+        from halluscope.benchmarks.phd.intervals import phd_intervals
+
         attach(result, phd_intervals(answers, units, settings), settings)
     write_result(args.out, result)
     if result["overall"] is None:

@@ -97,11 +97,19 @@ def _finish_figure(
     return paths
 
 
-def write_table(out: Path, latex: str, frame: pd.DataFrame, models: Sequence[str]) -> None:
+def write_table(
+    out: Path,
+    latex: str,
+    frame: pd.DataFrame,
+    models: Sequence[str],
+    bounds: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> None:
     """A benchmark table: its LaTeX at ``out`` and its CSV twin beside it (the numbers that DVC's
-    metrics JSON and Snakemake's report read)."""
+    metrics JSON and Snakemake's report read), with each cell's interval from ``bounds`` (the
+    frames of its low and high ends, shaped as ``frame``) when given."""
     from halluscope.io import atomic_write_text
     from halluscope.report.latex import frame_records, twin_csv
 
     atomic_write_text(out, latex)
-    atomic_write_text(out.with_suffix(".csv"), twin_csv(frame_records(frame, list(models))))
+    records = frame_records(frame, list(models), bounds)
+    atomic_write_text(out.with_suffix(".csv"), twin_csv(records))

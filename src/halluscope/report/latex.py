@@ -83,9 +83,14 @@ def plain_text(label: object) -> str:
     return re.sub(r"[${}]", "", text).strip()
 
 
-def frame_records(frame: pd.DataFrame, models: Sequence[str]) -> list[dict]:
+def frame_records(
+    frame: pd.DataFrame,
+    models: Sequence[str],
+    bounds: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> list[dict]:
     """Long-format twin records of a table frame whose first index level is the (escaped)
-    model id: the other index levels and the column levels, joined by `` / ``, name the metric."""
+    model id: the other index levels and the column levels, joined by `` / ``, name the metric;
+    ``bounds``, two frames shaped as ``frame``, give each cell's ``lo`` and ``hi``."""
     by_label = {latex_escape(m): m for m in models}
     records = []
     for index, row in frame.iterrows():
@@ -94,7 +99,8 @@ def frame_records(frame: pd.DataFrame, models: Sequence[str]) -> list[dict]:
         for column, value in row.items():
             parts = [*keys[1:], *(column if isinstance(column, tuple) else (column,))]
             metric = " / ".join(plain_text(p) for p in parts if str(p))
-            records.append(twin_record(model, "", metric, value))
+            lo, hi = (None, None) if bounds is None else (b.at[index, column] for b in bounds)
+            records.append(twin_record(model, "", metric, value, lo=lo, hi=hi))
     return records
 
 

@@ -37,7 +37,7 @@ from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, wr
 from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, summary_intervals
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
-from halluscope.settings import StageSettings, param
+from halluscope.settings import IntervalParams, param
 from halluscope.stage_command import stage
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
@@ -158,14 +158,11 @@ def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class SummarizeSettings(StageSettings):
+class SummarizeSettings(IntervalParams):
     """What the summary reads from params: the Table 1 instructions (``tables.table1_instructions``)
     pooled into the ``table1`` rows, and how its intervals are computed (``intervals``)."""
 
     table1: list[str] = param("tables.table1_instructions")
-    level: float = param("intervals.level")
-    resamples: int = param("intervals.resamples")
-    seed: int = param("intervals.seed")
 
 
 @stage("summarize")
@@ -182,10 +179,8 @@ def run(
 
     The per-job ``*.captions.csv`` (and ``*.objects.csv`` beside each) into ``summary.csv`` and
     ``objects.csv``; POPE's score files, when given, give the POPE-F1 column."""
-    from halluscope.metrics.intervals import IntervalSettings
-
     table1 = settings.table1
-    intervals = IntervalSettings(settings.level, settings.resamples, settings.seed)
+    intervals = settings.interval_settings()
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     object_rows: list[dict[str, str]] = []
     object_header: list[str] | None = None

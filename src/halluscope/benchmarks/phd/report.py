@@ -30,11 +30,14 @@ def phd_frame(
     models: Sequence[str],
     modes: Sequence[str],
     tasks: Sequence[str] | None = None,
+    end: str | None = None,
 ) -> pd.DataFrame:
-    """(model, mode) x (tasks..., All) PhD Index; missing cells NaN."""
+    """(model, mode) x (tasks..., All) PhD Index; missing cells NaN. ``end`` ``"lo"`` or
+    ``"hi"``: that end of each cell's interval instead (the score file's ``intervals``)."""
     if tasks is None:
-        seen = {t for r in reports.values() for t in r.get("by_task", {})}
-        tasks = [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
+        tasks = phd_tasks(reports)
+    if end is not None:
+        reports = {m: _bounds(r, end) for m, r in reports.items()}
     index, rows = [], []
     for model in models:
         report = reports.get(model, {})
@@ -48,6 +51,23 @@ def phd_frame(
     return pd.DataFrame(
         rows, index=pd.MultiIndex.from_tuples(index, names=["Model", "Mode"]), columns=columns
     )
+
+
+def phd_tasks(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The tasks the reports hold: PhD's five in the paper's order, then any other by name."""
+    seen = {t for r in reports.values() for t in r.get("by_task", {})}
+    return [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
+
+
+def _bounds(report: Mapping[str, Any], end: str) -> dict[str, Any]:
+    """A report's ``intervals`` tree read as a report of one end of each interval."""
+
+    def pick(node: Any) -> Any:
+        if isinstance(node, Mapping) and "lo" in node and "hi" in node:
+            return node[end]
+        return {k: pick(v) for k, v in node.items()} if isinstance(node, Mapping) else node
+
+    return pick(report.get("intervals") or {})
 
 
 def phd_table_latex(
@@ -77,6 +97,12 @@ def phd_table_latex(
         + ("; on the demo images, ccs-style questions" if dataset == "demo" else "")
         + ")."
         + (f" Overall: {overall}." if overall else "")
+        + (
+            " The CSV twin gives each cell's interval (columns lo, hi; params.yaml's"
+            r" \texttt{intervals}, the image resampled)."
+            if any(r.get("intervals") for r in reports.values())
+            else ""
+        )
     )
     latex = _to_latex(
         frame,
@@ -156,7 +182,9 @@ def write_phd_table(reports: list[Path], /, *, settings: PhdTableSettings, out: 
     by_model = reports_by_model(reports, models)
     modes = canonical_modes(settings.modes)
     latex = phd_table_latex(by_model, models, modes, settings.decimals, dataset=settings.run)
-    write_table(out, latex, phd_frame(by_model, models, modes), models)
+    frame = phd_frame(by_model, models, modes)
+    bounds = tuple(phd_frame(by_model, models, modes, end=end) for end in ("lo", "hi"))
+    write_table(out, latex, frame, models, bounds)
 
 
 @stage("phd-figure")

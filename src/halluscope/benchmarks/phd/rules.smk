@@ -55,13 +55,15 @@ rule phd_score:
     output:
         "results/phd/{profile}/{model}/scores.json",
     params:
+        settings=settings_arg(phd_settings.PhdScoreSettings),
         code=code_version("phd"),
     conda:
         HALLUSCOPE_ENV
     log:
         "logs/phd/{profile}/{model}/score.log",
     shell:
-        "halluscope stage phd-score --answers {input:q} --out {output:q} > {log:q} 2>&1"
+        "halluscope stage phd-score --settings {params.settings:q} --answers {input:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule phd_table:

@@ -18,6 +18,11 @@ class PhdPromptSettings(StageSettings):
 
 
 @dataclass(frozen=True)
+class PhdScoreSettings(settings.IntervalParams):
+    """The intervals of the scores (``intervals``)."""
+
+
+@dataclass(frozen=True)
 class PhdTableSettings(settings.TableSettings):
     """The table's models, decimals and profile, and the modes."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from halluscope.benchmarks.phd.settings import PhdPromptSettings
+from halluscope.benchmarks.phd.settings import PhdPromptSettings, PhdScoreSettings
 from halluscope.io import InputError, read_json, read_jsonl, write_json, write_jsonl
 from halluscope.stage_command import stage
 from halluscope.stages.answering import AnswerSettings, Question, answer_and_write, with_cache
@@ -99,17 +99,20 @@ def answers(settings: AnswerSettings, items: Path, prompts: Path, cache: Path, o
 
 
 @stage("phd-score")
-def score(answers: Path, out: Path) -> None:
-    """PhD Index of one model: overall, per mode, task and mode x task."""
+def score(settings: PhdScoreSettings, answers: Path, out: Path) -> None:
+    """PhD Index of one model: overall, per mode, task and mode x task, each with its interval
+    (``intervals``, the image resampled: :mod:`halluscope.benchmarks.phd.intervals`)."""
     from halluscope.benchmarks.phd.data import canonical_mode
+    from halluscope.benchmarks.phd.intervals import phd_intervals
     from halluscope.benchmarks.phd.metric import PhdAnswer, phd_report
 
     rows = read_jsonl(answers)
-    report = phd_report(
-        [
-            PhdAnswer(str(r["id"]), canonical_mode(r["mode"]), r["task"], r["label"], r["answer"])
-            for r in rows
-        ]
-    )
+    parsed = [
+        PhdAnswer(str(r["id"]), canonical_mode(r["mode"]), r["task"], r["label"], r["answer"])
+        for r in rows
+    ]
+    report = phd_report(parsed)
     report["model"] = rows[0]["model"] if rows else None
+    units = [str(r.get("image_id", r["id"])) for r in rows]
+    report["intervals"] = phd_intervals(parsed, units, settings.interval_settings())
     write_json(out, report)
