@@ -90,4 +90,4 @@ def test_stage_writes_the_table_and_its_twin(tmp_path: Path) -> None:
     assert "CAOS\\_T/X" in latex
     twin = out.with_suffix(".csv").read_text(encoding="utf-8").splitlines()
     assert twin[0] == "model,embedding,metric,value,lo,hi,published,setting"
-    assert "a,,LLM-added objects / caption,1.000000,," in twin
+    assert "a,,LLM-added objects / caption,1.000000,,,," in twin

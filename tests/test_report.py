@@ -188,7 +188,7 @@ def test_table1_published_columns_and_twin(score_files: tuple[Path, Path]) -> No
 
     lines = twin_csv(with_k_setting(records, 5)).splitlines()
     assert lines[0] == "model,embedding,metric,value,lo,hi,published,setting"
-    assert "llava,,precision,0.810000,0.850000," in lines  # no setting: k does not move it
+    assert "llava,,precision,0.810000,,,0.850000," in lines  # no setting: k does not move it
     k_rows = [line for line in lines if ",CAOS_K," in line or ",CAOS_X/K," in line]
     assert k_rows and all(line.endswith(",k=5") for line in k_rows)
     assert all(not line.endswith("k=5") for line in lines if ",CAOS_T," in line)
