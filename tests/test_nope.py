@@ -622,3 +622,43 @@ def test_generate_nope_real_llamacpp_run(tmp_path, nlp):
             else "spoon", choice.question_type, choice.relation, nlp=nlp,
         )  # fmt: skip
         assert check.valid == (check.reason is None)
+
+
+def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) -> None:
+    """The pipeline's nope-score writes the interval of every number (the image resampled; no
+    per-answer rows in the file), and Table 3's CSV twin gives each cell's lo and hi."""
+    import csv
+    import random
+
+    from halluscope.benchmarks.nope.report import nope_frame
+    from halluscope.benchmarks.nope.stages import score_file
+    from halluscope.metrics.intervals import IntervalSettings
+    from halluscope.report.benchmarks import write_table
+
+    rng = random.Random(0)
+    rows = []
+    for image in range(25):
+        for q in range(4):
+            negp = q < 2
+            right = rng.random() < 0.6
+            reference = "none" if negp else "two"
+            rows.append({"question_id": f"img{image}/q{q}", "image_id": f"img{image}",
+                         "is_negp": negp, "reference": reference,
+                         "answer": reference if right else "three", "model": "m",
+                         "question": "How many cats?", "question_type": "counting",
+                         "relevance": "closely_related", "source": "fallback"})  # fmt: skip
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = score_file(answers, False, tmp_path / "scores.json", IntervalSettings(resamples=400))
+    assert "answers" not in report
+    accuracy = report["intervals"]["overall"]["accuracy"]
+    assert accuracy["unit"] == "image" and accuracy["n_units"] == 25
+    assert accuracy["lo"] <= report["overall"]["accuracy"] <= accuracy["hi"]
+    scores = {"m": report}
+    bounds = (nope_frame(scores, ["m"], "lo"), nope_frame(scores, ["m"], "hi"))
+    table = tmp_path / "nope_table.tex"
+    write_table(table, "", nope_frame(scores, ["m"]), ["m"], bounds)
+    filled = [r for r in csv.DictReader(table.with_suffix(".csv").open()) if r["value"]]
+    assert len(filled) == 3  # NegP and other accuracy, NegP accuracy (no METEOR here)
+    for row in filled:
+        assert float(row["lo"]) <= float(row["value"]) <= float(row["hi"]), row

@@ -122,47 +122,6 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
-def _summary_intervals(
-    rows: list[tuple[str, dict[str, Any]]], settings: Any, negp: bool
-) -> dict[str, Any]:
-    """Intervals of one group's accuracy, NegP accuracy (shares, Wilson) and METEOR (a mean of
-    per-answer scores, the cluster bootstrap)."""
-    from halluscope.hand_check_intervals import bootstrapped, proportion, share
-
-    units = [u for u, _ in rows]
-    out = {"accuracy": proportion(units, [r["exact_match"] for _, r in rows], settings)}
-    if rows and "meteor" in rows[0][1]:
-        columns = {"meteor": [r["meteor"] for _, r in rows], "n": [1] * len(rows)}
-        out.update(bootstrapped(units, columns, {"meteor": share("meteor", "n")}, settings))
-    if negp:
-        out["negp_accuracy"] = proportion(units, [r["negp_answer"] for _, r in rows], settings)
-    return out
-
-
-def nope_intervals(
-    answers: list[dict[str, Any]], units: list[str], settings: Any
-) -> dict[str, Any]:
-    """The intervals tree of :func:`~halluscope.benchmarks.nope.metric.score_answers`' sections
-    and their breakdowns, from the per-answer rows (in input order, one per record)."""
-    rows = list(zip(units, answers, strict=True))
-
-    def section(part: list[tuple[str, dict[str, Any]]], negp: bool = False) -> dict[str, Any]:
-        out = _summary_intervals(part, settings, negp)
-        for key in ("question_type", "relevance"):
-            values = sorted({r[key] for _, r in part if r[key] is not None})
-            out[f"by_{key}"] = {
-                v: _summary_intervals([(u, r) for u, r in part if r[key] == v], settings, negp)
-                for v in values
-            }
-        return out
-
-    return {
-        "overall": section(rows),
-        "negp": section([(u, r) for u, r in rows if r["is_negp"]], negp=True),
-        "non_negp": section([(u, r) for u, r in rows if not r["is_negp"]]),
-    }
-
-
 def run(args: argparse.Namespace) -> None:
     """``halluscope nope``: validate every line, score, write the JSON report."""
     import dataclasses
@@ -211,6 +170,8 @@ def run(args: argparse.Namespace) -> None:
         named = all(isinstance(i, str | int) and not isinstance(i, bool) for i in images)
         settings = settings if named else dataclasses.replace(settings, unit="answer")
         units = [str(i) for i in images] if named else [str(r["question_id"]) for r in records]
+        from halluscope.benchmarks.nope.intervals import nope_intervals
+
         attach(result, nope_intervals(result["answers"], units, settings), settings)
     if args.no_per_answer:
         result["answers"] = []

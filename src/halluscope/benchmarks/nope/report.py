@@ -36,8 +36,19 @@ def _pct(value: Any) -> float:
     return float("nan") if value is None else 100.0 * float(value)
 
 
-def nope_frame(scores: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> pd.DataFrame:
-    """Models x (question set, metric) in percent: NOPE Table 3's columns."""
+def nope_frame(
+    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], end: str | None = None
+) -> pd.DataFrame:
+    """Models x (question set, metric) in percent: NOPE Table 3's columns. ``end`` ``"lo"`` or
+    ``"hi"``: that end of each cell's interval instead (the score file's ``intervals``)."""
+    if end is not None:
+        scores = {
+            m: {
+                section: {k: (v or {}).get(end) for k, v in block.items() if isinstance(v, dict)}
+                for section, block in (s.get("intervals") or {}).items()
+            }
+            for m, s in scores.items()
+        }
     negp = r"NegP questions ($\mathcal{A}_{\mathrm{NegP}}$)"
     other = r"Other questions ($\mathcal{A}_{\overline{\mathrm{NegP}}}$)"
     columns = [
@@ -113,6 +124,12 @@ def nope_table_latex(
         "indefinite pronoun (NegP), NegP accuracy (the answer is a NegP)."
         + _generation_note(generation)
         + _lexdiv_note(lexdiv)
+        + (
+            " The CSV twin gives each cell's interval (columns lo, hi; params.yaml's"
+            r" \texttt{intervals}, the image resampled)."
+            if any(s.get("intervals") for s in scores.values())
+            else ""
+        )
     )
     return _to_latex(
         frame,
@@ -257,7 +274,8 @@ def write_nope_tables(
     scores = reports_by_model(score_files, models)
     diversity, log = read_json(lexdiv), read_generation(generation)
     latex = nope_table_latex(scores, models, decimals, lexdiv=diversity, generation=log)
-    write_table(out_table, latex, nope_frame(scores, models), models)
+    bounds = (nope_frame(scores, models, "lo"), nope_frame(scores, models, "hi"))
+    write_table(out_table, latex, nope_frame(scores, models), models, bounds)
     latex = nope_breakdown_latex(scores, models, decimals)
     write_table(out_breakdown, latex, nope_breakdown_frame(scores, models), models)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from halluscope.settings import StageSettings, param
+from halluscope.settings import IntervalParams, StageSettings, param
 
 
 @dataclass(frozen=True)
-class NopeScoreSettings(StageSettings):
-    """Whether METEOR 1.5 scores the answers (needs Java)."""
+class NopeScoreSettings(IntervalParams):
+    """Whether METEOR 1.5 scores the answers (needs Java), and the intervals (``intervals``)."""
 
     meteor: bool = param("nope.meteor")
 

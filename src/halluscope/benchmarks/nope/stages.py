@@ -388,23 +388,30 @@ def score(settings: NopeScoreSettings, answers: list[Path], out: list[Path]) -> 
     models = paired(answers=answers, out=out)
     with MeteorScorer() if settings.meteor else contextlib.nullcontext(False) as meteor:
         for answers_path, out_path in models:
-            report = score_file(answers_path, meteor, out_path)
+            report = score_file(answers_path, meteor, out_path, settings.interval_settings())
             summary = {k: report[k]["accuracy"] for k in ("overall", "negp", "non_negp")}
             print(json.dumps(summary, sort_keys=True), file=sys.stderr)
 
 
-def score_file(answers_path: Path, meteor: bool | MeteorScorer, out: Path) -> dict[str, Any]:
-    """NOPE scores of one model's answers (+ what a simulated LVLM injected).
+def score_file(
+    answers_path: Path, meteor: bool | MeteorScorer, out: Path, intervals: Any = None
+) -> dict[str, Any]:
+    """NOPE scores of one model's answers (+ what a simulated LVLM injected), with the interval
+    of each number when ``intervals`` (an IntervalSettings) is given (the image resampled).
 
     ``meteor``: as :func:`~halluscope.benchmarks.nope.metric.score_answers` takes it (a running
     scorer serves several models' answers with one Java process).
     """
+    from halluscope.benchmarks.nope.intervals import nope_intervals
     from halluscope.benchmarks.nope.metric import score_answers
 
     rows = read_jsonl(answers_path)
     if not rows:
         raise InputError(f"{answers_path}: no answers to score")
-    report = score_answers(rows, meteor=meteor)
+    report = score_answers(rows, meteor=meteor, per_answer=intervals is not None)
+    if intervals is not None:
+        units = [str(r.get("image_id", r["question_id"])) for r in rows]
+        report["intervals"] = nope_intervals(report.pop("answers"), units, intervals)
     report["model"] = rows[0]["model"]
     report["by_source"] = _counts(rows, "source")
     report["injected"] = _injected(rows)
