@@ -625,8 +625,9 @@ def test_generate_nope_real_llamacpp_run(tmp_path, nlp):
 
 
 def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) -> None:
-    """The pipeline's nope-score writes the interval of every number (the image resampled; no
-    per-answer rows in the file), and Table 3's CSV twin gives each cell's lo and hi."""
+    """The pipeline's nope-score writes the interval of every number (the image resampled; the
+    per-answer rows, which the explorer reads, kept), and Table 3's twin gives each cell's lo
+    and hi."""
     import csv
     import random
 
@@ -650,7 +651,7 @@ def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) ->
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     report = score_file(answers, False, tmp_path / "scores.json", IntervalSettings(resamples=400))
-    assert "answers" not in report
+    assert len(report["answers"]) == len(rows)
     accuracy = report["intervals"]["overall"]["accuracy"]
     assert accuracy["unit"] == "image" and accuracy["n_units"] == 25
     assert accuracy["lo"] <= report["overall"]["accuracy"] <= accuracy["hi"]

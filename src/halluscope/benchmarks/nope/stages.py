@@ -408,10 +408,10 @@ def score_file(
     rows = read_jsonl(answers_path)
     if not rows:
         raise InputError(f"{answers_path}: no answers to score")
-    report = score_answers(rows, meteor=meteor, per_answer=intervals is not None)
+    report = score_answers(rows, meteor=meteor)
     if intervals is not None:
         units = [str(r.get("image_id", r["question_id"])) for r in rows]
-        report["intervals"] = nope_intervals(report.pop("answers"), units, intervals)
+        report["intervals"] = nope_intervals(report["answers"], units, intervals)
     report["model"] = rows[0]["model"]
     report["by_source"] = _counts(rows, "source")
     report["injected"] = _injected(rows)
