@@ -294,7 +294,7 @@ def test_score_stage_pairs_several_models(tmp_path, capsys):
 
     def stage(inputs: Sequence[Path], outs: Sequence[Path]) -> int:
         return main(["stage", "nope-score", "--answers", *map(str, inputs),
-                     "--settings", '{"meteor":true}', "--out", *map(str, outs)])  # fmt: skip
+                     "--settings", '{"meteor":true,"level":0.95,"resamples":200,"seed":0}', "--out", *map(str, outs)])  # fmt: skip
 
     together = [tmp_path / f"together/{m}.json" for m in models]
     alone = [tmp_path / f"alone/{m}.json" for m in models]

@@ -56,9 +56,9 @@ def test_nothing_to_do_after_complete_run(project: Path) -> None:
 def test_changing_the_interval_level_reruns_only_the_statistics(
     project: Path, tmp_path: Path
 ) -> None:
-    """intervals.level is read by the summary's settings alone: the summary and what reads it
-    rerun, never a caption, extraction, oracle, vector or score job; every Table 1 cell of the
-    build has its interval, holding the value."""
+    """intervals.level is read by the statistics alone (the CAOS summary, PhD's and NOPE's
+    scores): they and what reads them rerun, never a caption, extraction, oracle, vector or
+    CAOS score job; every Table 1 cell of the build has its interval, holding the value."""
     import csv
 
     twin = project / "results/tables/demo/caos_table1.csv"
@@ -70,7 +70,7 @@ def test_changing_the_interval_level_reruns_only_the_statistics(
     unbounded = {r["metric"] for r in rows if not r["lo"] and "[unverified" not in r["metric"]}
     assert unbounded <= {"POPE-F1"}, unbounded  # the bound rows are bounds themselves
     root = copy_of_build(project, tmp_path / "level")
-    assert rules_reading(root, "intervals.level") == {"summarize"}
+    assert rules_reading(root, "intervals.level") == {"summarize", "phd_score", "nope_score"}
     edit_params(root, lambda p: p["intervals"].update(level=0.9))
     jobs = planned_jobs(root, "results/tables/", "all")
     assert "summarize" in jobs, jobs
