@@ -286,15 +286,19 @@ def test_score_stage_pairs_several_models(tmp_path, capsys):
     """``halluscope stage nope-score`` with two models' answers (the DAG's one score job per
     dataset, one METEOR process) writes the same bytes as one call per model (each with its own
     METEOR process); path counts that differ are an error naming the flags."""
-    from pipeline_helpers import nope_demo_answers
+    from pipeline_helpers import ROOT, nope_demo_answers
 
+    from halluscope.benchmarks.nope.settings import NopeScoreSettings
+    from halluscope.config import load
+
+    settings = NopeScoreSettings.from_config(load(ROOT / "params.yaml"))  # METEOR on, as the DAG
     assert shutil.which("java"), "METEOR tests need Java on PATH (CI installs openjdk)"
     models = ("sim-precise", "sim-frequent")
     answers = nope_demo_answers(tmp_path, models)
 
     def stage(inputs: Sequence[Path], outs: Sequence[Path]) -> int:
         return main(["stage", "nope-score", "--answers", *map(str, inputs),
-                     "--settings", '{"meteor":true,"level":0.95,"resamples":200,"seed":0}', "--out", *map(str, outs)])  # fmt: skip
+                     "--settings", settings.to_json(), "--out", *map(str, outs)])  # fmt: skip
 
     together = [tmp_path / f"together/{m}.json" for m in models]
     alone = [tmp_path / f"alone/{m}.json" for m in models]
