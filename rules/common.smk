@@ -283,3 +283,11 @@ def commit_dvc_stages():
     built = [str(f) for f in dvc_stage_files()]
     if built and all(f in in_dag for f in built):
         commit_stages(config, Path(workflow.basedir))
+
+
+def other_profile_tables():
+    """The tables (LaTeX and CSV twins) of every other profile that has run."""
+    import glob
+
+    found = glob.glob("results/report/*/*.tex") + glob.glob("results/report/*/*.csv")
+    return sorted(f for f in found if f.split("/")[2] != RUN)

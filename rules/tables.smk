@@ -4,14 +4,6 @@
 # both ran), so one profile's run never leaves another's `snakemake -n` with work.
 
 
-def other_profile_tables():
-    """The tables (LaTeX and CSV twins) of every other profile that has run."""
-    import glob
-
-    found = glob.glob("results/report/*/*.tex") + glob.glob("results/report/*/*.csv")
-    return sorted(f for f in found if f.split("/")[2] != RUN)
-
-
 rule tables:
     """Assemble every generated LaTeX table into results/tables/<profile>/."""
     input:
