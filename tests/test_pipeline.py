@@ -70,7 +70,9 @@ def test_changing_the_interval_level_reruns_only_the_statistics(
     unbounded = {r["metric"] for r in rows if not r["lo"] and "[unverified" not in r["metric"]}
     assert unbounded <= {"POPE-F1"}, unbounded  # the bound rows are bounds themselves
     root = copy_of_build(project, tmp_path / "level")
-    assert rules_reading(root, "intervals.level") == {"summarize", "phd_score", "nope_score"}
+    assert rules_reading(root, "intervals.level") == {
+        "summarize", "phd_score", "nope_score", "caos_paired",
+    }  # fmt: skip
     edit_params(root, lambda p: p["intervals"].update(level=0.9))
     jobs = planned_jobs(root, "results/tables/", "all")
     assert "summarize" in jobs, jobs

@@ -2,9 +2,10 @@
 counts of its Table 1: score each caption's objects (``metric.py``; ``score.py`` per model x
 instruction x embedder), pool them into ``summary.csv`` (``summarize.py``; POPE-F1 joins it),
 and draw Figures 3-6 and Tables 1-2 with the ratio, sensitivity and comparison tables
-(``report.py``, ``figures.py``, ``tables.py``). The captions, object lists, oracle decisions and
-vectors it reads come from the data stage and the caption pipeline (``captions/``: generate,
-extract, oracle, embed)."""
+(``report.py``, ``figures.py``, ``tables.py``), and the paired differences between its models
+and between one model's instructions (``paired.py``). The captions, object lists, oracle
+decisions and vectors it reads come from the data stage and the caption pipeline
+(``captions/``: generate, extract, oracle, embed)."""
 
 from halluscope.benchmarks import Parts
 
@@ -21,7 +22,7 @@ PARTS = Parts(
         "score": ("score",),
         "summarize": ("summarize",),
         "sensitivity_p": ("sensitivity-p",),
-        "report": ("figure", "tables", "sensitivity", "llm-comparison"),
+        "report": ("figure", "tables", "caos-paired", "sensitivity", "llm-comparison"),
     },
     check="check",
     params_check="params_check",
@@ -32,8 +33,10 @@ PARTS = Parts(
     code_stages="code_stages",
     labels=(
         "caos_agreement",
+        "caos_comparison",
         "caos_instructions",
         "caos_ksweep",
+        "caos_paired",
         "caos_radar",
         "caos_ratios",
         "caos_sensitivity",

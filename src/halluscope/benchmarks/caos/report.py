@@ -12,7 +12,7 @@ from typing import Any
 from halluscope.benchmarks.caos.k_order import frequent_objects
 from halluscope.benchmarks.caos.settings import setting_summary
 from halluscope.io import InputError, atomic_write_text
-from halluscope.settings import StageSettings, derived, param
+from halluscope.settings import IntervalParams, StageSettings, derived, param
 from halluscope.stage_command import paired, stage
 
 FIGURES = ("caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions")
@@ -97,6 +97,22 @@ def _read(path: Path):
     return pd.read_csv(path, keep_default_na=True)
 
 
+@dataclass(frozen=True)
+class PairedSettings(IntervalParams):
+    """What the paired comparisons read: the models and instructions compared, the Table 1
+    instructions pooled for the model pairs and the reading of its numbers (``tables``), the
+    embedders, and the interval settings (``intervals``: level, resamples, seed)."""
+
+    models: list[str] = param("generate.models")
+    instructions: list[str] = param("generate.instructions")
+    table1: list[str] = param("tables.table1_instructions")
+    embedders: list[str] = param("embed.embedders")
+    decimals: int = param("tables.decimals")
+    precision_recall: str = param("tables.precision_recall")
+    chair_counts: str = param("tables.chair_counts")
+    run: str = param("profile")  # for LaTeX labels
+
+
 @stage("figure")
 def draw(
     settings: CaosFigureSettings,
@@ -174,7 +190,9 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
     """CAOS LaTeX tables.
 
     Table 1, Table 2, the ratio table and the setting note, each table with its CSV twin (long
-    format: model, embedding, metric, value, published, setting)."""
+    format: model, embedding, metric, value, published, setting); with published values, the
+    comparison with the printed Table 1 (and its CSV twin: where each printed value lies in our
+    interval), the rank agreement and the known differences."""
     from halluscope.benchmarks.caos.tables import (
         PUBLISHED_TABLE1,
         PUBLISHED_TABLE2,
@@ -229,6 +247,7 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
             out / "caos_comparison.tex",
             reproduction.comparison_latex(records1, models, settings.decimals),
         )
+        atomic_write_text(out / "caos_comparison.csv", reproduction.comparison_csv(records1))
         atomic_write_text(
             out / "caos_agreement.tex", reproduction.agreement_latex(agreement, settings.decimals)
         )
@@ -240,8 +259,45 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
                 reproduction.unexplained_cells(records1),
                 reproduction.reading_check(summary, models, embedders, pub1),
                 reproduction.level_gaps(records1),
+                reproduction.comparison_records(records1),
             ),
         )
+
+
+@stage("caos-paired")
+def paired_comparisons(captions: list[Path], /, *, settings: PairedSettings, out: Path) -> None:
+    """CAOS paired comparisons: every pair of models, every pair of one model's instructions.
+
+    From the per-caption score files (the image of each caption is what is resampled): the
+    table (``--out``) and its CSV twin beside it
+    (:mod:`halluscope.benchmarks.caos.paired`)."""
+    from halluscope.benchmarks.caos.csvio import read_csv
+    from halluscope.benchmarks.caos.paired import paired_csv, paired_records
+    from halluscope.benchmarks.caos.paired_table import paired_latex
+    from halluscope.report import is_simulated
+
+    groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for path in captions:
+        for row in read_csv(path):
+            key = (row["model"], row["embedder"], row["instruction_id"])
+            groups.setdefault(key, []).append(row)
+    records = paired_records(
+        groups,
+        models=list(settings.models),
+        instructions=list(settings.instructions),
+        table1=list(settings.table1),
+        embedders=list(settings.embedders),
+        settings=settings.interval_settings(),
+        precision_recall=settings.precision_recall,
+        chair_counts=settings.chair_counts,
+    )
+    latex = paired_latex(
+        records, settings.models, settings.embedders, settings.decimals,
+        is_simulated(settings.models), level=settings.level, run=settings.run,
+    )  # fmt: skip
+    out = Path(out)
+    atomic_write_text(out, latex)
+    atomic_write_text(out.with_suffix(".csv"), paired_csv(records))
 
 
 @stage("sensitivity")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-TABLES = ["caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity"]
-TWINS = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"]
+TABLES = [
+    "caos_table1", "caos_table2", "caos_ratios", "caos_setting", "caos_sensitivity", "caos_paired",
+]  # fmt: skip
+TWINS = ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity", "caos_paired"]
 PUBLISHED = ["caos_comparison", "caos_agreement", "caos_differences", "caos_sensitivity_p"]
-PUBLISHED_TWINS = ["caos_agreement", "caos_sensitivity_p"]
+PUBLISHED_TWINS = ["caos_comparison", "caos_agreement", "caos_sensitivity_p"]
 
 
 def table_files(config: Mapping[str, Any], profile: str) -> list[str]:

@@ -1,9 +1,10 @@
 """The reproduction report's comparison of our Table 1 with the CAOS paper's printed Table 1.
 
-Per cell: ours, the paper's value and the absolute difference; per metric: how well the five
-models' order agrees (Spearman's rho and Kendall's tau over the models that have both values).
-The records use the CSV-twin layout (model, embedding, metric, value, published), so the
-comparison table and its twin hold the same numbers.
+Per cell: ours, the paper's value and where the paper's value lies in our interval (the
+summary's ``<column>_lo`` / ``_hi``, the image resampled: :func:`interval_position`); per metric:
+how well the five models' order agrees (Spearman's rho and Kendall's tau over the models that
+have both values). The records use the CSV-twin layout (model, embedding, metric, value, lo, hi,
+published), so the comparison table and its twin (:func:`comparison_csv`) hold the same numbers.
 """
 
 from __future__ import annotations
@@ -60,8 +61,84 @@ def rank_agreement(records: Sequence[Mapping]) -> list[dict]:
     return out
 
 
+def interval_position(
+    value: float | None, lo: float | None, hi: float | None, published: float | None
+) -> tuple[bool | None, float | None]:
+    """Where a published value lies in our interval: ``(inside, units)``.
+
+    ``units`` = (published - ours) / h, h our interval's half-width on the published value's
+    side (hi - ours above ours, ours - lo below): the gap in interval units, signed (negative:
+    the paper is below ours); |units| <= 1 exactly when the published value is inside [lo, hi].
+    ``inside`` = lo <= published <= hi. Both None without an interval (POPE-F1) or a value; a
+    zero half-width gives units 0 at ours and None (infinitely many) elsewhere.
+    """
+    if not all(_finite(v) for v in (value, lo, hi, published)):
+        return None, None
+    value, lo, hi, published = (float(v) for v in (value, lo, hi, published))  # type: ignore[arg-type]
+    inside = lo <= published <= hi
+    gap = published - value
+    half = hi - value if gap >= 0 else value - lo
+    if half <= 0:
+        return inside, 0.0 if gap == 0 else None
+    return inside, gap / half
+
+
+def comparison_records(records: Sequence[Mapping]) -> list[dict]:
+    """The printed cells of Table 1 (records with a published value), each with our value, our
+    interval (``lo``, ``hi``), the paper's value, ``published_minus_ours``, ``inside`` and
+    ``gap_units`` (:func:`interval_position`): the rows of :func:`comparison_csv`."""
+    out = []
+    for r in headline(records):
+        ours, paper = r["value"], r["published"]
+        inside, units = interval_position(ours, r.get("lo"), r.get("hi"), paper)
+        out.append(
+            {
+                "model": r["model"],
+                "embedding": r["embedding"],
+                "metric": r["metric"],
+                "value": ours,
+                "lo": r.get("lo"),
+                "hi": r.get("hi"),
+                "published": paper,
+                "published_minus_ours": paper - ours if _finite(ours) else None,
+                "inside": inside,
+                "gap_units": units,
+            }
+        )
+    return out
+
+
+#: the columns of :func:`comparison_csv`
+COMPARISON_COLUMNS = (
+    "model", "embedding", "metric", "value", "lo", "hi", "published", "published_minus_ours",
+    "inside", "gap_units",
+)  # fmt: skip
+
+
+def comparison_csv(records: Sequence[Mapping]) -> str:
+    """The comparison table's CSV twin: :func:`comparison_records` of Table 1's records, floats
+    with 6 decimals, ``inside`` as ``true`` / ``false``, an undefined cell empty."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COMPARISON_COLUMNS)
+    for r in comparison_records(records):
+        writer.writerow([_csv_cell(r[c]) for c in COMPARISON_COLUMNS])
+    return buffer.getvalue()
+
+
+def _csv_cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:.6f}" if isinstance(value, float) else str(value)
+
+
 def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals: int) -> str:
-    """Rows = metrics, columns = models x (ours, paper, |diff|)."""
+    """Rows = metrics, columns = models x (ours, paper, the gap in units of our interval)."""
     rows = [
         r
         for r in records
@@ -72,22 +149,28 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
     cell = {(r["embedding"], r["metric"], r["model"]): r for r in rows}
     columns: dict[tuple[str, str], list[float]] = {}
     for model in models:
-        for part in ("ours", "paper", "$|\\Delta|$"):
+        for part in ("ours", "paper", GAP_HEADER):
             values = []
             for e, metric in order:
                 r = cell.get((e, metric, model))
                 ours = r["value"] if r and r["value"] is not None else math.nan
                 paper = r["published"] if r and r["published"] is not None else math.nan
-                values.append({"ours": ours, "paper": paper}.get(part, abs(ours - paper)))
+                units = interval_position(ours, r.get("lo"), r.get("hi"), paper)[1] if r else None
+                gap = math.nan if units is None else units
+                values.append({"ours": ours, "paper": paper}.get(part, gap))
             columns[(latex_escape(model), part)] = values
     frame = pd.DataFrame(columns, index=range(len(order)))
     frame.columns = pd.MultiIndex.from_tuples(list(columns))
     labels = [metric_label(e, m) for e, m in order]
     caption = (
         "Table~1 reproduced on the real captions of the five LVLMs (\\texttt{pope-captions}) "
-        "beside the CAOS paper's printed values: ours, the paper's, and the absolute "
-        "difference. Unverified out-of-domain objects are left out here; their bounds are in "
-        "Table~\\ref{tab:pope-captions:caos-table1}."
+        "beside the CAOS paper's printed values: ours, the paper's, and "
+        f"{GAP_HEADER}, the paper's value minus ours in half-widths of our interval on the "
+        "paper's side (Table~\\ref{tab:pope-captions:caos-table1}'s CSV twin, the image "
+        f"resampled): {GAP_HEADER} within $\\pm 1$ puts the paper's value inside our interval, "
+        "$-3$ three half-widths below ours. Unverified out-of-domain objects are left out here; "
+        "their bounds are in Table~\\ref{tab:pope-captions:caos-table1}. The CSV twin also "
+        "gives the intervals and the differences."
     )
     frame.index = pd.Index(labels)
     latex = booktabs_latex(
@@ -103,6 +186,10 @@ def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals
         sparse_columns=True,
     )
     return _space_groups(_rule_models(latex, len(models)), len(labels), block_starts(order))
+
+
+#: the comparison table's header of the gap in interval units (:func:`interval_position`)
+GAP_HEADER = "$\\Delta/h$"
 
 
 def _rule_models(latex: str, n_models: int) -> str:
@@ -188,7 +275,8 @@ def unexplained_cells(records: Sequence[Mapping], tolerance: float = ROUNDING) -
     (headline and the rows ``[unverified present]`` / ``[unverified absent]``) reaches within
     ``tolerance``. ``bounded`` says whether the cell has bounds (cells the unverified objects do
     not move, such as recall, have none); ``gap`` is the paper's value minus the nearest end of
-    the range (negative: the paper is below it)."""
+    the range (negative: the paper is below it); ``gap_units`` where the paper's value lies in
+    our interval (:func:`interval_position`, None without one)."""
     values: dict[tuple[str, str, str], list[float]] = {}
     for r in records:
         base = r["metric"]
@@ -215,6 +303,7 @@ def unexplained_cells(records: Sequence[Mapping], tolerance: float = ROUNDING) -
                     "published": paper,
                     "gap": gap,
                     "bounded": len(span) > 1,
+                    "gap_units": interval_position(r["value"], r.get("lo"), r.get("hi"), paper)[1],
                 }
             )
     return out
@@ -299,10 +388,16 @@ def _cell_text(cell: Mapping) -> str:
     bounded = cell["bounded"] and cell["high"] > cell["low"]
     span = f" (bounds {cell['low']:.2f}--{cell['high']:.2f})" if bounded else ""
     what = metric_label(cell["embedding"], cell["metric"])
+    units = cell.get("gap_units")
+    side = "below" if units is not None and units < 0 else "above"
+    interval = (
+        f", {abs(units):.1f} half-widths of our interval {side} ours" if units is not None else ""
+    )
     return (
         f"{name} {what}: paper {cell['published']:.2f}, "
         f"ours {cell['value']:.2f}{span}, the paper {abs(cell['gap']):.2f} {where} "
         + ("the range" if bounded else "ours")
+        + interval
     )
 
 
@@ -383,14 +478,41 @@ def reading_items(checks: Sequence[Mapping]) -> list[str]:
     ]
 
 
+def interval_items(positions: Sequence[Mapping]) -> list[str]:
+    """One item: how many printed cells lie inside our intervals, and how far the others are
+    in interval units (``positions``: :func:`comparison_records`)."""
+    known = [p for p in positions if p["inside"] is not None]
+    if not known:
+        return []
+    inside = sum(bool(p["inside"]) for p in known)
+    text = (
+        f"The paper's printed cells inside our intervals (params.yaml's \\texttt{{intervals}}, "
+        f"the image resampled): {inside} of {len(known)}"
+    )
+    outside = sorted(abs(p["gap_units"]) for p in known if not p["inside"] and p["gap_units"])
+    if outside:
+        middle = outside[len(outside) // 2]
+        text += (
+            f"; the other {len(known) - inside} lie {outside[0]:.1f} to {outside[-1]:.1f} "
+            f"half-widths from ours (median {middle:.1f}; "
+            "$\\Delta/h$ in Table~\\ref{tab:real-caos-comparison})"
+        )
+    skipped = len(positions) - len(known)
+    if skipped:
+        text += f"; {skipped} printed cell(s) have no interval of ours (POPE-F1: the paper's only)"
+    return [text + "."]
+
+
 def differences(
     setting: Mapping,
     cells: Sequence[Mapping] = (),
     checks: Sequence[Mapping] = (),
     gaps: Mapping[str, Mapping] | None = None,
+    positions: Sequence[Mapping] = (),
 ) -> list[str]:
     """Every known difference of setting, from the fixed list and the run's params, then the
-    cells no bound explains (:func:`unexplained_cells`) and the CHAIR_S reading check."""
+    CHAIR_S reading check, the printed cells in our intervals (``positions``:
+    :func:`comparison_records`) and the cells no bound explains (:func:`unexplained_cells`)."""
     items = list(FIXED_DIFFERENCES)
     method = str(setting.get("extract", {}).get("method", ""))
     if "llm" not in method:
@@ -417,7 +539,8 @@ def differences(
         )
     if setting.get("n_images_limit"):
         items.append(f"Only the first {setting['n_images_limit']} images.")
-    return items + reading_items(checks) + cell_items(setting, cells, gaps)
+    items += reading_items(checks) + interval_items(positions)
+    return items + cell_items(setting, cells, gaps)
 
 
 def differences_latex(
@@ -425,9 +548,10 @@ def differences_latex(
     cells: Sequence[Mapping] = (),
     checks: Sequence[Mapping] = (),
     gaps: Mapping[str, Mapping] | None = None,
+    positions: Sequence[Mapping] = (),
 ) -> str:
     """The generated list of known differences (:func:`differences`) as a LaTeX paragraph."""
-    lines = differences(setting, cells, checks, gaps)
+    lines = differences(setting, cells, checks, gaps, positions)
     body = "\n".join(f"  \\item {line}" for line in lines)
     return (
         "% generated by halluscope from params; do not edit\n"

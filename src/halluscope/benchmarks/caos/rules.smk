@@ -3,7 +3,8 @@
 # out-of-domain objects (oracle.smk) -> vectors of every name and of K (embed.smk); then here:
 # score each model x instruction x embedder -> pool into summary.csv (POPE-F1 joins it) ->
 # Figures 3-6, Tables 1-2, the ratio and sensitivity tables, the setting note and the
-# with/without-LLM comparison. Included by the Snakefile through halluscope.benchmarks; stage
+# with/without-LLM comparison; the paired differences between models and between instructions
+# from the score files. Included by the Snakefile through halluscope.benchmarks; stage
 # functions (@stage): the caption pipeline's in this package's captions/, the rest beside this
 # file (score.py, summarize.py, report.py, sensitivity_p.py).
 
@@ -164,7 +165,8 @@ rule caos_tables:
             expand(
                 "results/report/{{profile}}/{name}",
                 name=(
-                    ["caos_comparison.tex", "caos_agreement.tex", "caos_agreement.csv", "caos_differences.tex"]
+                    ["caos_comparison.tex", "caos_comparison.csv", "caos_agreement.tex",
+                     "caos_agreement.csv", "caos_differences.tex"]
                     if config["tables"]["published"]
                     else []
                 ),
@@ -182,6 +184,30 @@ rule caos_tables:
     shell:
         "halluscope stage tables --settings {params.settings:q} --summary {input.summary:q} "
         "--out-dir results/report/{wildcards.profile:q} > {log:q} 2>&1"
+
+
+# Reads the per-caption score files, not the summary: the image of each caption is what is
+# resampled. Its settings read params.yaml's `intervals`, so a new level reruns it (and the
+# summary), never a caption, extraction, oracle, vector or score job.
+rule caos_paired:
+    """Paired differences of the headline numbers between every two models (pooled Table 1
+    instructions) and every two instructions of one model, with paired intervals and
+    Holm-adjusted permutation p-values."""
+    input:
+        captions=score_files(),
+    output:
+        table="results/report/{profile}/caos_paired.tex",
+        twin="results/report/{profile}/caos_paired.csv",
+    params:
+        settings=settings_arg(caos_report.PairedSettings),
+        code=code_version("tables"),
+    conda:
+        HALLUSCOPE_ENV
+    log:
+        "logs/tables/{profile}.paired.log",
+    shell:
+        "halluscope stage caos-paired --settings {params.settings:q} --out {output.table:q} "
+        "-- {input.captions:q} > {log:q} 2>&1"
 
 
 rule caos_sensitivity:

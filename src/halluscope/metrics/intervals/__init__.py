@@ -16,7 +16,8 @@ One package owns the method (``docs/statistics.md`` says which number uses which
   resampled jointly) and a two-sided p-value from the swap permutation test: under the null the
   two systems' aggregates of a unit are exchangeable, so each unit's pair is swapped with
   probability 1/2 (for a difference of means this is the sign-flip test):
-  :func:`paired_difference`, :func:`compare_systems` (every pair, Holm-adjusted).
+  :func:`paired_difference` (:func:`paired_differences`: several statistics, one set of
+  resamples), :func:`compare_systems` (every pair, Holm-adjusted).
 
 Determinism. Resample indices come from ``Generator(PCG64(seed))`` through ``integers`` (integer
 arithmetic only; drawn in row blocks whose size depends on the number of units alone), so they
@@ -42,6 +43,7 @@ from halluscope.metrics.intervals.paired import (
     compare_systems,
     holm,
     paired_difference,
+    paired_differences,
 )
 from halluscope.metrics.intervals.resample import (
     UnitTable,
@@ -67,6 +69,7 @@ __all__ = [
     "harmonic_mean",
     "holm",
     "paired_difference",
+    "paired_differences",
     "proportion_interval",
     "ratio",
     "resample_counts",

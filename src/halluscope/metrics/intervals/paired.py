@@ -63,33 +63,53 @@ def paired_difference(
     The p-value is (1 + #{|d*| >= |d|}) / (1 + resamples) over ``resamples`` random swaps of the
     two systems' aggregates within units (never 0; exact under the exchangeability null).
     """
+    return paired_differences(a, b, {"d": statistic}, settings)["d"]
+
+
+def paired_differences(
+    a: UnitTable,
+    b: UnitTable,
+    statistics: Mapping[str, Statistic],
+    settings: IntervalSettings = DEFAULT,
+) -> dict[str, PairedDifference]:
+    """:func:`paired_difference` of each of ``statistics`` (name -> statistic), from one set of
+    joint resamples and one set of swaps: a table's numbers compared at the cost of one."""
     (ca, cb), scale, names = _prepare([a, b])
     qa, qb = _matrix(ca, names), _matrix(cb, names)
     n = len(a.units)
-    fa, fb = qa.sum(axis=0)[None, :], qb.sum(axis=0)[None, :]
-
-    def diff(ma: np.ndarray, mb: np.ndarray) -> np.ndarray:
-        ta, tb = _totals(ma, names, scale), _totals(mb, names, scale)
-        return _evaluate(statistic, ta) - _evaluate(statistic, tb)
-
-    point_a = _evaluate(statistic, _totals(fa, names, scale))[0]
-    point_b = _evaluate(statistic, _totals(fb, names, scale))[0]
-    point = diff(fa, fb)
-    both = _resampled(np.hstack([qa, qb]), settings.resamples, settings.seed)
     k = len(names)
-    boot = diff(both[:, :k], both[:, k:])
-    interval = _intervals(point, boot, diff(fa - qa, fb - qb), n, settings)
+    fa, fb = qa.sum(axis=0)[None, :], qb.sum(axis=0)[None, :]
+    both = _resampled(np.hstack([qa, qb]), settings.resamples, settings.seed)
     flips = _resampled(qb - qa, settings.resamples, settings.seed, flips=True)
-    swapped = diff(fa + flips, fb - flips)
-    observed = abs(float(point[0]))
-    p = None
-    if math.isfinite(observed):
-        tol = 1e-12 * max(1.0, observed)
-        defined = swapped[np.isfinite(swapped)]
-        extreme = np.count_nonzero(np.abs(defined) >= observed - tol)
-        p = _round((1 + extreme) / (1 + len(defined)), settings.digits)
+    # the totals each statistic reads: full, resampled, jackknifed and swapped, of either side
+    totals = {
+        "full": (_totals(fa, names, scale), _totals(fb, names, scale)),
+        "boot": (_totals(both[:, :k], names, scale), _totals(both[:, k:], names, scale)),
+        "jack": (_totals(fa - qa, names, scale), _totals(fb - qb, names, scale)),
+        "swap": (_totals(fa + flips, names, scale), _totals(fb - flips, names, scale)),
+    }
     d = settings.digits
-    return PairedDifference(_round(point_a, d), _round(point_b, d), interval, p)
+    out = {}
+    for name, statistic in statistics.items():
+
+        def diff(which: str, statistic: Statistic = statistic) -> np.ndarray:
+            ta, tb = totals[which]
+            return _evaluate(statistic, ta) - _evaluate(statistic, tb)
+
+        point_a = _evaluate(statistic, totals["full"][0])[0]
+        point_b = _evaluate(statistic, totals["full"][1])[0]
+        point = diff("full")
+        interval = _intervals(point, diff("boot"), diff("jack"), n, settings)
+        swapped = diff("swap")
+        observed = abs(float(point[0]))
+        p = None
+        if math.isfinite(observed):
+            tol = 1e-12 * max(1.0, observed)
+            defined = swapped[np.isfinite(swapped)]
+            extreme = np.count_nonzero(np.abs(defined) >= observed - tol)
+            p = _round((1 + extreme) / (1 + len(defined)), d)
+        out[name] = PairedDifference(_round(point_a, d), _round(point_b, d), interval, p)
+    return out
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
