@@ -210,3 +210,79 @@ def test_real_pope_caption_files(name: str, prompt: str) -> None:
     [answer] = backend.generate([ask("40468", prompt)])
     assert "surf" in answer.text.lower()
     assert answer.meta["recorded"]["question_id"] == 0
+
+
+# -- recordings in another benchmark's format: answer_field and key_fields ---------------------
+
+SAMPLE_KEYS = ["category", "subcategory", "set_id", "figure_id", "question_id"]
+SAMPLE = [  # HallusionBench's result sample: five ids, the answer in model_prediction
+    {"category": "VD", "subcategory": "illusion", "set_id": "0", "figure_id": "0",
+     "question_id": "0", "question": "Same size?", "model_prediction": "Yes."},
+    {"category": "VD", "subcategory": "illusion", "set_id": "0", "figure_id": 1,
+     "question_id": "0", "question": "Same size?", "model_prediction": "No."},
+]  # fmt: skip
+
+
+def sample_backend(path: Path, **spec: object):
+    return make_backend(
+        {"backend": "replay", "path": str(path), "answer_field": "model_prediction",
+         "key_fields": SAMPLE_KEYS, **spec},
+        model_name="gpt4v",
+    )  # fmt: skip
+
+
+def test_records_keyed_by_fields_answer_requests_with_those_meta_fields(tmp_path: Path) -> None:
+    path = tmp_path / "sample.json"
+    path.write_text(json.dumps(SAMPLE, indent=1), encoding="utf-8")
+    backend = sample_backend(path)
+    ids = dict(zip(SAMPLE_KEYS, ["VD", "illusion", "0", "1", "0"], strict=True))
+    # the figure id is an integer in the recording and a string in the request: the same id
+    answers = backend.generate([ask("HB-any", "another prompt text", "a", **ids)])
+    assert answers[0].text == "No."
+    assert answers[0].meta == {"recording_line": 11, "recorded": {"question": "Same size?"}}
+    assert backend.identity["answer_field"] == "model_prediction"
+    assert backend.identity["key_fields"] == SAMPLE_KEYS
+    # without the two keys the identity is as before (no cache key of an old recording moves)
+    plain = make_backend({"backend": "replay", "path": str(write_jsonl(tmp_path / "r.jsonl",
+                                                                         RECORDS))})  # fmt: skip
+    assert set(plain.identity) == {"backend", "name", "recording_sha256", "revision"}
+    with pytest.raises(ReplayMissError, match="figure_id='7'"):
+        backend.generate([ask("HB-any", "q", "b", **{**ids, "figure_id": "7"})])
+    with pytest.raises(ReplayMissError, match="no question_id in its meta"):
+        backend.generate([ask("HB-any", "q", "c", **{k: v for k, v in ids.items()
+                                                     if k != "question_id"})])  # fmt: skip
+
+
+def test_a_missing_answer_or_key_field_names_the_file_and_record(tmp_path: Path) -> None:
+    path = tmp_path / "sample.jsonl"
+    write_jsonl(path, [SAMPLE[0], {k: v for k, v in SAMPLE[1].items() if k != "model_prediction"}])
+    with pytest.raises(InputError, match=r"sample.jsonl:2: missing 'model_prediction'"):
+        sample_backend(path)
+    write_jsonl(path, [SAMPLE[0], {k: v for k, v in SAMPLE[1].items() if k != "set_id"}])
+    with pytest.raises(InputError, match=r"sample.jsonl:2: missing 'set_id', one of the key"):
+        sample_backend(path)
+    write_jsonl(path, [SAMPLE[0], SAMPLE[0]])
+    with pytest.raises(InputError, match=r"sample.jsonl:2: duplicate record .*first at line 1"):
+        sample_backend(path)
+    write_jsonl(path, [{**SAMPLE[0], "model_prediction": 3}])
+    with pytest.raises(InputError, match=r"sample.jsonl:1: 'model_prediction' must be a string"):
+        sample_backend(path)
+    # answer_field alone reads a record keyed as before, its answer in that field
+    write_jsonl(path, [{"image_id": 7, "prompt": "Q?", "answer": "A."}])
+    backend = make_backend({"backend": "replay", "path": str(path), "answer_field": "answer"})
+    assert backend.generate([ask("7", "Q?")])[0].text == "A."
+    with pytest.raises(ValueError, match="key_fields must list"):
+        sample_backend(path, key_fields="category")
+
+
+def test_the_public_hallusionbench_sample_replays_through_a_registered_path() -> None:
+    """``path`` may be the registered data file; all 254 records load, keyed by the five ids."""
+    from halluscope.data.fetch import default_mirror
+
+    if not (default_mirror() / "hallusionbench/HallusionBench_result_sample.json").is_file():
+        pytest.skip("hallusionbench/HallusionBench_result_sample.json is not in the data mirror")
+    backend = sample_backend(Path("hallusionbench/HallusionBench_result_sample.json"))
+    assert len(backend._by_fields) == 254
+    ids = dict(zip(SAMPLE_KEYS, ["VD", "illusion", "0", "0", "0"], strict=True))
+    answer = backend.generate([ask("HB-VD_illusion_0_0", "?", "a", **ids)])[0]
+    assert answer.text.startswith("Yes, the right orange circle appears to be the same size")

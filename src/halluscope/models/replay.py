@@ -25,6 +25,18 @@ answered by the record with its image id and
 3. the image id alone, for a caption file of one instruction (``{"image_id", "caption"}`` with
    neither ``prompt`` nor ``instruction_id``): a recording keys all its records this way or none.
 
+Two keys read recordings in another benchmark's own format. ``answer_field`` names the record's
+answer field (instead of ``caption`` / ``text``); ``key_fields`` lists record fields that key
+every record instead of the image id and prompt: a request is answered by the record whose
+fields equal the same keys of the request's ``meta`` (ids compared as trimmed strings, an
+integer as its decimal). HallusionBench's upstream result sample, for one, is read with
+``answer_field: model_prediction`` and ``key_fields: [category, subcategory, set_id, figure_id,
+question_id]``, the five ids its answers stage puts in every request's ``meta``
+(docs/hallusionbench.md). A record that lacks the answer field or a key field is refused, naming
+the file, its line and the field. ``path`` may be a registered data file
+(``hallusionbench/HallusionBench_result_sample.json``), resolved as every input is
+(:func:`halluscope.data.fetch.resolve_input`).
+
 A request the recording lacks raises :class:`ReplayMissError` naming the image id and the prompt;
 two records with the same key are refused, naming both lines. The identity holds the sha256 of the
 recording file (and the prompt map), so an edited recording never reuses stale cache entries.
@@ -137,9 +149,30 @@ class ReplayBackend:
         name: str | None = None,
         revision: str = "",
         prompt_map: Mapping[str, str] | None = None,
+        answer_field: str | None = None,
+        key_fields: Sequence[str] | None = None,
     ) -> None:
         self.path = Path(path)
         self.name = name or self.path.stem
+        if answer_field is not None and (not isinstance(answer_field, str) or not answer_field):
+            raise ValueError(
+                f"replay model {self.name!r}: answer_field must name the records' answer field "
+                f"(a non-empty string), got {answer_field!r}"
+            )
+        if key_fields is not None and not (
+            isinstance(key_fields, Sequence)
+            and not isinstance(key_fields, str)
+            and key_fields
+            and all(isinstance(k, str) and k for k in key_fields)
+            and len(set(key_fields)) == len(key_fields)
+        ):
+            raise ValueError(
+                f"replay model {self.name!r}: key_fields must list the record fields that key an "
+                f"answer (distinct non-empty strings), got {key_fields!r}"
+            )
+        self.answer_field = answer_field
+        self.key_fields = tuple(key_fields) if key_fields is not None else None
+        self._by_fields: dict[tuple[str, ...], tuple[int, dict]] = {}
         if prompt_map is not None and not (
             isinstance(prompt_map, Mapping)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in prompt_map.items())
@@ -161,9 +194,14 @@ class ReplayBackend:
         self._by_image: dict[str, tuple[int, dict]] = {}
         self._prompts_of: dict[str, list[str]] = {}
         for line, record in read_recording(self.path, data):
-            self._add(line, record)
+            if self.key_fields is not None:
+                self._add_by_fields(line, record)
+            else:
+                self._add(line, record)
+        if self.key_fields is not None and not self._by_fields:
+            raise InputError(f"{self.path}: the replay recording has no records")
         keyed = [*self._by_prompt.values(), *self._by_instruction.values()]
-        if not keyed and not self._by_image:
+        if self.key_fields is None and not keyed and not self._by_image:
             raise InputError(f"{self.path}: the replay recording has no records")
         if keyed and self._by_image:
             image_only = min(line for line, _ in self._by_image.values())
@@ -180,6 +218,55 @@ class ReplayBackend:
         }
         if self.prompt_map:
             self._identity["prompt_map"] = dict(self.prompt_map)
+        if self.answer_field is not None:
+            self._identity["answer_field"] = self.answer_field
+        if self.key_fields is not None:
+            self._identity["key_fields"] = list(self.key_fields)
+
+    def _text(self, record: Mapping[str, Any]) -> Any:
+        """The record's answer: ``answer_field`` when set, else ``caption`` / ``text``."""
+        if self.answer_field is not None:
+            return record.get(self.answer_field)
+        return caption_text(record)
+
+    def _check_text(self, record: Mapping[str, Any], where: str) -> None:
+        if self.answer_field is not None and self.answer_field not in record:
+            raise InputError(
+                f"{where}: missing {self.answer_field!r}, the answer field of replay model "
+                f"{self.name!r} (its spec's answer_field)"
+            )
+        text = self._text(record)
+        if not isinstance(text, str):
+            field = self.answer_field or ("caption" if "caption" in record else "text")
+            raise InputError(f"{where}: '{field}' must be a string, got {text!r}")
+
+    def _add_by_fields(self, line: int, record: Any) -> None:
+        """A record keyed by ``key_fields`` (see the module docstring)."""
+        assert self.key_fields is not None
+        where = f"{self.path}:{line}"
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        values = []
+        for key in self.key_fields:
+            if key not in record:
+                raise InputError(
+                    f"{where}: missing {key!r}, one of the key fields of replay model "
+                    f"{self.name!r} ({', '.join(self.key_fields)})"
+                )
+            value = _key_value(record[key])
+            if value is None:
+                raise InputError(
+                    f"{where}: {key!r} must be a string or integer, got {record[key]!r}"
+                )
+            values.append(value)
+        self._check_text(record, where)
+        key = tuple(values)
+        if key in self._by_fields:
+            raise InputError(
+                f"{where}: duplicate record for {_fields_text(self.key_fields, key)} (first at "
+                f"line {self._by_fields[key][0]}); a recording holds one answer per request"
+            )
+        self._by_fields[key] = (line, record)
 
     def _add(self, line: int, record: Any) -> None:
         where = f"{self.path}:{line}"
@@ -188,10 +275,7 @@ class ReplayBackend:
         image_id = record.get("image_id")
         if isinstance(image_id, bool) or not isinstance(image_id, (str, int)):
             raise InputError(f"{where}: 'image_id' must be a string or integer, got {image_id!r}")
-        text = caption_text(record)
-        if not isinstance(text, str):
-            field = "caption" if "caption" in record else "text"
-            raise InputError(f"{where}: '{field}' must be a string, got {text!r}")
+        self._check_text(record, where)
         prompt = _prompt_text(record.get("prompt")) if "prompt" in record else None
         instruction = record.get("instruction_id")
         if "prompt" in record and prompt is None:
@@ -244,8 +328,28 @@ class ReplayBackend:
         """Name plus the recording's sha256 (and the prompt map, which changes answers)."""
         return dict(self._identity)
 
+    def _lookup_by_fields(self, request: Request) -> tuple[int, dict]:
+        assert self.key_fields is not None
+        missing = [k for k in self.key_fields if _key_value(request.meta.get(k)) is None]
+        if missing:
+            raise ReplayMissError(
+                f"replay model {self.name!r} ({self.path}): request {request.request_id!r} has "
+                f"no {', '.join(missing)} in its meta; the recording is keyed by "
+                f"{', '.join(self.key_fields)} (key_fields)"
+            )
+        key = tuple(str(_key_value(request.meta[k])) for k in self.key_fields)
+        found = self._by_fields.get(key)
+        if found is None:
+            raise ReplayMissError(
+                f"replay model {self.name!r} ({self.path}): no recorded answer for "
+                f"{_fields_text(self.key_fields, key)} (request {request.request_id!r})"
+            )
+        return found
+
     def lookup(self, request: Request) -> tuple[int, dict]:
         """``(line, record)`` answering ``request``; :class:`ReplayMissError` when absent."""
+        if self.key_fields is not None:
+            return self._lookup_by_fields(request)
         if request.image_id is None:
             raise ReplayMissError(
                 f"replay model {self.name!r}: request {request.request_id!r} has no image id; "
@@ -282,13 +386,14 @@ class ReplayBackend:
         for request in requests:
             line, record = self.lookup(request)
             meta: dict[str, Any] = {"recording_line": line}
-            extra = {k: v for k, v in record.items() if k not in _RESERVED}
+            reserved = (*_RESERVED, *(self.key_fields or ()), self.answer_field)
+            extra = {k: v for k, v in record.items() if k not in reserved}
             if extra:
                 meta["recorded"] = extra
             responses.append(
                 Response(
                     request_id=request.request_id,
-                    text=caption_text(record),
+                    text=self._text(record),
                     model=self.name,
                     identity=self.identity,
                     meta=meta,
@@ -297,16 +402,33 @@ class ReplayBackend:
         return responses
 
 
-_SPEC_KEYS = {"backend", "path", "name", "revision", "prompt_map"}
+def _key_value(value: Any) -> str | None:
+    """A key field's value as it is compared: a trimmed string, an integer as its decimal
+    (``0`` and ``"0"`` are the same id); None for any other value."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _fields_text(fields: Sequence[str], values: Sequence[str]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in zip(fields, values, strict=True))
+
+
+_SPEC_KEYS = {"backend", "path", "name", "revision", "prompt_map", "answer_field", "key_fields"}
 
 
 @register_backend("replay")
 def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) -> ReplayBackend:
-    """``{"backend": "replay", "path": ..., "name"?, "revision"?, "prompt_map"?}``.
+    """``{"backend": "replay", "path": ..., "name"?, "revision"?, "prompt_map"?, "answer_field"?,
+    "key_fields"?}``.
 
     The model name is ``spec["name"]``, else the ``model_name`` context (the ``params.yaml`` model
-    id), else the recording's file stem.
+    id), else the recording's file stem. ``path`` is a file, or a registered data file.
     """
+    from halluscope.data.fetch import resolve_input
+
     unknown = sorted(set(spec) - _SPEC_KEYS)
     if unknown:
         raise ValueError(
@@ -316,8 +438,10 @@ def from_spec(spec: Mapping[str, Any], model_name: str | None = None, **_: Any) 
     if not isinstance(spec.get("path"), str) or not spec["path"]:
         raise ValueError(f"replay model spec needs 'path' (the recording file): {dict(spec)!r}")
     return ReplayBackend(
-        spec["path"],
+        resolve_input(spec["path"]),
         name=spec.get("name") or model_name,
         revision=str(spec.get("revision", "")),
         prompt_map=spec.get("prompt_map"),
+        answer_field=spec.get("answer_field"),
+        key_fields=spec.get("key_fields"),
     )

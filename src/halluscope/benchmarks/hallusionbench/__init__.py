@@ -8,7 +8,7 @@ PARTS = Parts(
     helpers=("common.smk",),
     stages={
         "stages": ("hallusionbench-questions", "hallusionbench-answers", "hallusionbench-score"),
-        "report": ("hallusionbench-table", "hallusionbench-figure"),
+        "report": ("hallusionbench-table", "hallusionbench-published", "hallusionbench-figure"),
     },
     sources="sources",
     check="check",
@@ -17,6 +17,7 @@ PARTS = Parts(
     headlines="headlines",
     explorer="explorer",
     report="report",
-    tables=("hallusionbench_table",),
+    tables=("hallusionbench_table", "hallusionbench_published"),
     figures=("hallusionbench_bars",),
+    paper=("paper.tex",),
 )

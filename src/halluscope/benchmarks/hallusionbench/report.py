@@ -1,5 +1,6 @@
-"""HallusionBench's table (aAcc, fAcc, qAcc, easy and hard qAcc per model, the subset scored
-stated) and figure (aAcc per subcategory, one bar per model), with the shared rules of
+"""HallusionBench's tables (aAcc, fAcc, qAcc, easy and hard qAcc per model, the subset scored
+stated; and ours beside the published numbers of the models ``hallusionbench.published``
+names) and figure (aAcc per subcategory, one bar per model), with the shared rules of
 :mod:`halluscope.report.benchmarks` (fixed decimals, escaped text, deterministic figures,
 simulated models said so)."""
 
@@ -85,6 +86,77 @@ def hb_table_latex(
     )
 
 
+def published_frame(
+    reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]
+) -> pd.DataFrame:
+    """(model, row) x (aAcc, fAcc, qAcc, easy, hard): ours, then per published row of the
+    model's leaderboard entry (score file ``leaderboard``) its numbers and ours minus them; a
+    number a side lacks (leaderboard.json has no easy / hard; fAcc of text-only answers) NaN."""
+    rows, index = [], []
+    for m in models:
+        label = latex_escape(m)
+        rows.append([_number(reports[m].get(key)) for key, _ in COLUMNS])
+        index.append((label, "ours"))
+        board = reports[m].get("leaderboard") or {}
+        for entry in board.get("published", []):
+            how = latex_escape(entry.get("evaluation") or "leaderboard.json")
+            name = latex_escape(str(entry["model"]))
+            rows.append([_number(entry.get(key)) for key, _ in COLUMNS])
+            index.append((label, f"published {name}, {how}"))
+            difference = entry.get("difference", {})
+            rows.append([_number(difference.get(key)) for key, _ in COLUMNS])
+            index.append((label, f"ours $-$ published {name}, {how}"))
+    return pd.DataFrame(
+        rows,
+        index=pd.MultiIndex.from_tuples(index, names=["Model", ""]),
+        columns=[label for _, label in COLUMNS],
+    )
+
+
+def published_latex(
+    reports: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    decimals: int = 2,
+    *,
+    dataset: str = "demo",
+) -> str:
+    """Ours beside the published numbers, the subset each side covers and the judges stated,
+    and, when ours cover a subset, that the two are not comparable one to one."""
+    frame = published_frame(reports, models)
+    judges = sorted({str(reports[m]["judge"]).split(":")[0] for m in models})
+    without = [m for m in models if not reports[m].get("leaderboard")]
+    subset = [m for m in models if reports[m]["n_scored"] != reports[m]["n_questions"]]
+    note = ""
+    if is_simulated(models):
+        note = (
+            "Results from simulated LVLMs (model ids \\texttt{sim-*}): they exercise the "
+            "pipeline and have no published numbers. "
+        )
+    note += (
+        f"HallusionBench: ours (on {latex_escape(subset_text(reports, models))}, judge "
+        f"{latex_escape(', '.join(judges))}) beside the published numbers of the model "
+        "\\texttt{hallusionbench.published} names for each (percent; tianyi-lab/HallusionBench "
+        "at 744007c: its README's table and leaderboard.json). The published numbers are over "
+        "all 1,129 questions, judged by GPT-4 (GPT Eval) or by hand (Human Eval). "
+    )
+    if subset:
+        note += (
+            "Ours cover a subset of the questions with another judge, so the two are not "
+            "comparable one to one: the rows are set side by side to show how far apart they "
+            "are, not as a measured difference between models, judges or runs. "
+        )
+    if without:
+        note += f"No published numbers named for: {latex_escape(', '.join(without))}. "
+    note += "``--'': a number the side does not have."
+    return _to_latex(
+        frame,
+        decimals=decimals,
+        caption=note,
+        label=f"tab:{dataset}:hallusionbench-published",
+        column_format="ll" + "r" * frame.shape[1],
+    )
+
+
 def subcategories(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> list[str]:
     """The ``<category>/<subcategory>`` splits any model was scored on, sorted."""
     return sorted({s for m in models for s in reports[m].get("splits", {}) if "/" in s})
@@ -135,6 +207,18 @@ def write_hb_table(reports: list[Path], /, *, settings: HbTableSettings, out: Pa
     by_model = reports_by_model(reports, models)
     latex = hb_table_latex(by_model, models, settings.decimals, dataset=settings.run)
     write_table(out, latex, hb_frame(by_model, models), models)
+
+
+@stage("hallusionbench-published")
+def write_published_table(reports: list[Path], /, *, settings: HbTableSettings, out: Path) -> None:
+    """HallusionBench LaTeX table (and CSV twin): ours beside the published numbers."""
+    from halluscope.io import reports_by_model
+    from halluscope.report.benchmarks import write_table
+
+    models = settings.models
+    by_model = reports_by_model(reports, models)
+    latex = published_latex(by_model, models, settings.decimals, dataset=settings.run)
+    write_table(out, latex, published_frame(by_model, models), models)
 
 
 @stage("hallusionbench-figure")

@@ -13,6 +13,7 @@ rule hallusionbench_questions:
     """The questions of the subset and the items of their figures."""
     input:
         project_file((config.get("hallusionbench") or {}).get("questions")),
+        project_file((config.get("hallusionbench") or {}).get("answered")),
     output:
         questions="results/hallusionbench/{profile}/questions.jsonl",
         item_file="results/hallusionbench/{profile}/items.jsonl",
@@ -94,6 +95,31 @@ rule hallusionbench_table:
         "logs/hallusionbench/{profile}/table.log",
     shell:
         "halluscope stage hallusionbench-table --settings {params.settings:q} "
+        "--out {output.table:q} {input:q} > {log:q} 2>&1"
+
+
+rule hallusionbench_published:
+    """Ours beside the published numbers of the models hallusionbench.published names."""
+    input:
+        lambda wc: hallusionbench_score_files(wc.profile),
+    output:
+        table="results/report/{profile}/hallusionbench_published.tex",
+        twin=report(
+            "results/report/{profile}/hallusionbench_published.csv",
+            caption="hallusionbench_published.rst",
+            category="HallusionBench",
+            subcategory="Tables",
+            labels={"name": report_title("hallusionbench_published"), "profile": "{profile}"},
+        ),
+    params:
+        settings=settings_arg(hallusionbench_settings.HbTableSettings),
+        code=code_version("tables"),
+    conda:
+        HALLUSCOPE_ENV
+    log:
+        "logs/hallusionbench/{profile}/published.log",
+    shell:
+        "halluscope stage hallusionbench-published --settings {params.settings:q} "
         "--out {output.table:q} {input:q} > {log:q} 2>&1"
 
 

@@ -20,14 +20,34 @@ def _images(config: Mapping[str, Any]) -> str | None:
     return read(config, "data.images", None)
 
 
+def _answered(config: Mapping[str, Any]) -> str | None:
+    """``hallusionbench.answered`` (the answers file whose questions are asked) for the subset
+    ``answered``; not read otherwise."""
+    if read(config, "hallusionbench.subset") != "answered":
+        return None
+    return read(config, "hallusionbench.answered", None)
+
+
+def _replay_only(config: Mapping[str, Any]) -> bool:
+    """Whether every model of ``generate.models`` is a replay model (recorded answers: the
+    figures' items may go without an image when ``data.images`` is unset)."""
+    models = config["generate"]["models"]
+    return bool(models) and all(
+        (config["models"].get(m) or {}).get("backend") == "replay" for m in models
+    )
+
+
 @dataclass(frozen=True)
 class HbQuestionSettings(StageSettings):
-    """The question file (a registered data file or a path), the subset asked, and the images
-    folder of the questions with a figure."""
+    """The question file (a registered data file or a path), the subset asked (and the answers
+    file of the subset ``answered``), the images folder of the questions with a figure, and
+    whether only replay models answer (then a figure may go without its image)."""
 
     questions: str = param("hallusionbench.questions")
     subset: str = param("hallusionbench.subset")
     images: str | None = derived(_images, default=None)
+    answered: str | None = derived(_answered, default=None)
+    replay_only: bool = derived(_replay_only, default=False)
 
 
 def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
@@ -43,12 +63,14 @@ def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
 @dataclass(frozen=True)
 class HbScoreSettings(StageSettings):
     """The question file the answers are joined to (its count, 1,129, is the one the subset
-    scored is stated against) and the judge (``rule``, or ``llm`` with its model and prompt
-    version)."""
+    scored is stated against), the judge (``rule``, or ``llm`` with its model and prompt
+    version), and the models whose answers are a published model's (model id -> its name on
+    the leaderboard: its published numbers go beside ours)."""
 
     questions: str = param("hallusionbench.questions")
     judge: str = param("hallusionbench.judge")
     judge_prompt: str = param("hallusionbench.judge_prompt")
+    published: dict[str, str] = param("hallusionbench.published")
     llm: LLMSettings | None = derived(_judge_llm, default=None)
 
 

@@ -33,8 +33,9 @@ def questions(settings: HbQuestionSettings, out: Path, items_out: Path) -> dict[
     from halluscope.data.fetch import resolve_input
 
     every = load_questions(resolve_input(settings.questions))
-    chosen = data.select(every.values(), settings.subset)
-    write_jsonl(items_out, data.items(chosen, settings.images))
+    answered = resolve_input(settings.answered) if settings.answered else None
+    chosen = data.select(every.values(), settings.subset, answered)
+    write_jsonl(items_out, data.items(chosen, settings.images, settings.replay_only))
     write_jsonl(out, [data.question_row(q) for q in chosen])
     return {"questions": len(chosen), "of": len(every), "subset": settings.subset}
 
@@ -44,15 +45,18 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
     """One model's answers to every question of the subset, with its figure when it has one,
     through the response cache; records in the format of the upstream result sample."""
     settings = with_cache(settings, cache)
+    rows = read_jsonl(questions)
+    _check_figures(settings, items, rows)
     answer_and_write(
         items,
         settings,
-        read_jsonl(questions),
+        rows,
         lambda q: Question(
             q["image_id"],
             f"hallusionbench/{q['id']}",
             q["question"],
-            {"id": q["id"]},
+            # the five ids: a replay recording in the sample's format is keyed by them
+            {"id": q["id"], **{key: q[key] for key in KEYS}},
             {key: q[key] for key in ("gt_answer", "visual_input", "category", "figure_id")},
         ),
         lambda q, r: {
@@ -65,6 +69,25 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
         task="hallusionbench",
         what="HallusionBench answers",
     )
+
+
+def _check_figures(settings: AnswerSettings, items: Path, rows: list[dict[str, Any]]) -> None:
+    """A question with a figure whose item has no image (``data.images`` unset, every model a
+    replay model) is answered only by a replay model, which reads recorded answers."""
+    from halluscope.io import InputError
+    from halluscope.stages.data import load_items
+
+    if settings.llm.spec.get("backend") == "replay":
+        return
+    loaded = load_items(items)
+    for q in rows:
+        if q["visual_input"] != "0" and not loaded[q["image_id"]].get("image"):
+            raise InputError(
+                f"{items}: question {q['id']} has a figure but its item {q['image_id']} has no "
+                f"image; model {settings.llm.model_id!r} ({settings.llm.spec.get('backend')}) "
+                "needs it: set data.images to the folder holding upstream's hallusion_bench/ "
+                "(only a replay model answers without the figures)"
+            )
 
 
 def _llm_judge(settings: HbScoreSettings, cache: Path) -> Any:
@@ -83,6 +106,20 @@ def _llm_judge(settings: HbScoreSettings, cache: Path) -> Any:
         prompt_version=settings.judge_prompt,
         batch_size=llm.batch_size,
     )
+
+
+def _published(settings: HbScoreSettings, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The published numbers of the model ``hallusionbench.published`` names for this one,
+    beside ours (None: it names none), as ``halluscope hallusionbench --model`` sets them."""
+    from halluscope.benchmarks.hallusionbench import leaderboard as lb
+    from halluscope.benchmarks.hallusionbench.sources import LEADERBOARD
+    from halluscope.data.fetch import resolve_input
+
+    name = settings.published.get(str(doc["model"]))
+    if name is None:
+        return None
+    rows = [*lb.readme_rows(), *lb.leaderboard_rows(resolve_input(LEADERBOARD))]
+    return lb.comparison(doc, name, f"hallusionbench.published names {name} for it", rows)
 
 
 @stage("hallusionbench-score")
@@ -112,6 +149,7 @@ def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> d
     doc = result(answered, len(every), judgments)
     rows = read_jsonl(answers)
     doc["model"] = rows[0]["model"] if rows else None
+    doc["leaderboard"] = _published(settings, doc)
     doc["answers"] = [
         {
             "id": key_text(a.question.key),
