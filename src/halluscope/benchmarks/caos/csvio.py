@@ -20,14 +20,26 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def write_csv(path: str | Path, columns: Sequence[str], rows: Iterable[dict]) -> None:
-    """Write rows (dicts) with a fixed column order, atomically."""
+def six_decimals(value: object) -> str:
+    """A report twin's cell: floats with 6 decimals, booleans as ``true`` / ``false``."""
+    return (
+        f"{value:.6f}" if isinstance(value, float) and not isinstance(value, bool) else _cell(value)
+    )
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[dict], cell=_cell) -> str:
+    """Rows (dicts) with a fixed column order as CSV text, each value through ``cell``."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_cell(row.get(c)) for c in columns])
-    atomic_write_text(path, buffer.getvalue())
+        writer.writerow([cell(row.get(c)) for c in columns])
+    return buffer.getvalue()
+
+
+def write_csv(path: str | Path, columns: Sequence[str], rows: Iterable[dict]) -> None:
+    """Write rows (dicts) with a fixed column order, atomically."""
+    atomic_write_text(path, csv_text(columns, rows))
 
 
 def read_csv(path: str | Path) -> list[dict[str, str]]:

@@ -31,12 +31,11 @@ pair, not adjusted: an interval can exclude 0 while the pair is not supported.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from halluscope.benchmarks.caos.csvio import csv_text, six_decimals
 from halluscope.benchmarks.caos.intervals import STATISTICS, _columns, _share
 from halluscope.benchmarks.caos.tables import CAOS_COLUMNS, CAOS_METRIC, CHAIR_COUNTS
 from halluscope.metrics.intervals import (
@@ -258,19 +257,4 @@ def _adjust(records: list[dict], settings: IntervalSettings) -> list[dict]:
 def paired_csv(records: Sequence[Mapping[str, Any]]) -> str:
     """The CSV twin of the paired table: :data:`COLUMNS`, floats with 6 decimals, ``supported``
     as ``true`` / ``false``, an undefined number empty."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for r in records:
-        writer.writerow([_text(r.get(c)) for c in COLUMNS])
-    return buffer.getvalue()
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.6f}"
-    return str(value)
+    return csv_text(COLUMNS, records, six_decimals)

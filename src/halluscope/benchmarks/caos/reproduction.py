@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from halluscope.benchmarks.caos.csvio import csv_text, six_decimals
 from halluscope.benchmarks.caos.tables import (
     BOUND_SUFFIXES,
     _nan,
@@ -118,23 +119,7 @@ COMPARISON_COLUMNS = (
 def comparison_csv(records: Sequence[Mapping]) -> str:
     """The comparison table's CSV twin: :func:`comparison_records` of Table 1's records, floats
     with 6 decimals, ``inside`` as ``true`` / ``false``, an undefined cell empty."""
-    import csv
-    import io
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COMPARISON_COLUMNS)
-    for r in comparison_records(records):
-        writer.writerow([_csv_cell(r[c]) for c in COMPARISON_COLUMNS])
-    return buffer.getvalue()
-
-
-def _csv_cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return f"{value:.6f}" if isinstance(value, float) else str(value)
+    return csv_text(COMPARISON_COLUMNS, comparison_records(records), six_decimals)
 
 
 def comparison_latex(records: Sequence[Mapping], models: Sequence[str], decimals: int) -> str:
