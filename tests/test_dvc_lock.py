@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -55,3 +56,21 @@ def test_a_failing_dvc_never_fails_the_run(project: Path, monkeypatch, capsys) -
     # no .dvc/config: dvc commit fails; the run's outputs stand and one line says why
     assert commit_stages(params_file_config(project), project) is False
     assert "dvc.lock not updated: dvc commit failed" in capsys.readouterr().err
+
+
+def test_the_committed_lock_records_this_checkouts_code_and_params() -> None:
+    """dvc.lock names the md5 of the code and params each stage ran with.
+
+    A commit that edits src/, rules/ or params.yaml after the lock was rebuilt leaves a lock
+    that no clean build reproduces; this catches it in seconds, before the slow tier's build
+    does. The fix is a fresh clone's `make demo` and committing its dvc.lock."""
+    status = json.loads(run(["dvc", "status", "--json"], ROOT).stdout or "{}")
+    stale = sorted(
+        f"{stage}: {path} {state}"
+        for stage, changes in status.items()
+        for change in changes
+        if isinstance(change, dict)
+        for path, state in change.get("changed deps", {}).items()
+        if not path.startswith(("results/", "metrics/"))
+    )
+    assert not stale, stale
