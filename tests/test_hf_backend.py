@@ -313,6 +313,23 @@ def test_image_id_without_file_is_refused(llava: hf_module.HFBackend) -> None:
         llava.generate([request])
 
 
+def test_text_only_by_design_is_answered_without_an_image(llava: hf_module.HFBackend) -> None:
+    """A question whose item has no image by design (HallusionBench's text-only questions) is
+    asked from its text (the refusal above is for an image that should be there), the same
+    reply on every call."""
+    request = Request(
+        request_id="r0",
+        image_id="HB-VS_chart_0_0",
+        messages=(user_message("Is Paris the capital of France?"),),
+        params=dict(GREEDY),
+        task="hallusionbench",
+        meta={"text_only": True},
+    )
+    (alone,) = llava.generate([request])
+    assert alone.request_id == "r0" and isinstance(alone.text, str)
+    assert llava.generate([request])[0].text == alone.text
+
+
 def test_missing_image_names_the_path(llava: hf_module.HFBackend, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-image.png"
     request = Request(

@@ -185,3 +185,36 @@ def test_dangling_and_looping_links_under_results_are_skipped(
     assert replaced_outputs("demo", ["results"]) == []
     (results / "a.csv").write_text("y\n")
     assert replaced_outputs("demo", ["results"]) == ["results/tables/a.csv"]
+
+
+@needs_gt
+def test_coco_id_check_reads_replay_files_as_their_models_do(tmp_path: Path) -> None:
+    """The check before any job reads each replay file with its model's ``answer_field``, and
+    leaves out a recording keyed by ``key_fields`` (HallusionBench's five ids: no image ids);
+    before, both failed to parse in a COCO profile."""
+    from halluscope.commands.params import check_coco_ids
+
+    keyed = write_jsonl(
+        tmp_path / "hb.jsonl",
+        [{"category": "VS", "subcategory": "chart", "set_id": 0, "figure_id": 0,
+          "question_id": 0, "model_prediction": "Yes."}],
+    )  # fmt: skip
+    good = write_jsonl(tmp_path / "a.jsonl", [{"image_id": i, "answer": "a dog"} for i in IMAGES])
+    bad = write_jsonl(tmp_path / "b.jsonl", [{"image_id": 1, "answer": "a dog"}])
+    listed = write_jsonl(tmp_path / "l.jsonl", [{"image_id": i, "caption": "a"} for i in IMAGES])
+
+    def config(path: Path) -> dict:
+        return {
+            "data": {"dataset": "coco", "image_list": str(listed)},
+            "generate": {"models": ["hb", "own"]},
+            "models": {
+                "hb": {"backend": "replay", "path": str(keyed), "answer_field": "model_prediction",
+                       "key_fields": ["category", "subcategory", "set_id", "figure_id",
+                                      "question_id"]},
+                "own": {"backend": "replay", "path": str(path), "answer_field": "answer"},
+            },
+        }  # fmt: skip
+
+    check_coco_ids(config(good), "overlay.yaml")
+    with pytest.raises(ConfigError, match=f"{bad}: 1 image ids have no MSCOCO ground truth"):
+        check_coco_ids(config(bad), "overlay.yaml")

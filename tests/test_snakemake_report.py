@@ -24,15 +24,17 @@ pytestmark = pytest.mark.slow
 PROFILE = "demo"
 CAOS_FIGURES = ["caos_radar", "caos_ksweep", "caos_subsets", "caos_instructions"]
 TWINS = {
-    "CAOS": ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity"],
+    "CAOS": ["caos_table1", "caos_table2", "caos_ratios", "caos_sensitivity", "caos_paired"],
     "Tri-HE": ["trihe_table"],
     "PhD": ["phd_table"],
     "NOPE": ["nope_table", "nope_breakdown"],
+    "HallusionBench": ["hallusionbench_table", "hallusionbench_published"],
 }
 FIGURES = {
     "Tri-HE": ["trihe_bars"],
     "PhD": ["phd_heatmap"],
     "NOPE": ["nope_question_types"],
+    "HallusionBench": ["hallusionbench_bars"],
 }
 
 

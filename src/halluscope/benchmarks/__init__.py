@@ -316,7 +316,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         dvc_stage=True,
         dvc_data=("data/demo/nope_fallback.yaml",),
     ),
-    Benchmark("hallusionbench", "HallusionBench questions, answers, aAcc / fAcc / qAcc"),
+    Benchmark(
+        "hallusionbench",
+        "HallusionBench answers to the text-only questions, judged; aAcc / fAcc / qAcc",
+        dvc_stage=True,
+        dvc_data=("data/demo/hallusionbench_questions.json",),
+    ),
 )
 
 

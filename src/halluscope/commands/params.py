@@ -79,16 +79,22 @@ def check_coco_ids(config: dict[str, Any], source: str) -> None:
     from halluscope.data.sources import SOURCES
 
     data = config["data"]
-    files = [data.get("image_list", "pope/captions/Instruction1_llava.json")]
+    # file -> the records' answer field (None: the default ones)
+    files: dict[str, str | None] = {
+        data.get("image_list", "pope/captions/Instruction1_llava.json"): None
+    }
     for model in config["generate"]["models"]:
         spec = config["models"][model]
-        if spec.get("backend") == "replay":
+        # a recording keyed by key_fields (HallusionBench's five ids) names no image ids
+        if spec.get("backend") == "replay" and not spec.get("key_fields"):
             paths = [spec["path"]] if spec.get("path") else list((spec.get("paths") or {}).values())
-            files += paths
+            files.update((path, spec.get("answer_field")) for path in paths)
     from halluscope.models.replay import ReplayBackend
 
     own = {
-        Path(f): ReplayBackend(Path(f)).image_ids for f in dict.fromkeys(files) if f not in SOURCES
+        Path(f): ReplayBackend(Path(f), answer_field=field).image_ids
+        for f, field in files.items()
+        if f not in SOURCES
     }
     check_ids_have_gt(own, data.get("gt_variant", "pattern"), source)
 

@@ -53,6 +53,10 @@ class Request:
     must depend only on ``messages``, the image, ``params``, ``task`` and, for the backends that
     read it, ``answer_key``.
 
+    ``meta["text_only"]`` true says the item has no image by design (a HallusionBench question
+    without a figure): an LVLM backend then answers from the text, where a request that names an
+    image but has no file is otherwise refused.
+
     ``answer_key`` (a JSON value, ``None`` = none) is the request's ground truth: the image's
     annotations and the question's expected answer (:func:`item_answer_key`). It is part of the
     cache key only when set, and only backends with ``reads_answer_key = True`` receive it.

@@ -69,7 +69,8 @@ Images are read once, checked against ``Request.image_sha256`` (so the cached an
 pixels that were used), and opened with PIL under its default decompression-bomb limit
 (``Image.MAX_IMAGE_PIXELS``); missing, corrupt, mismatching or oversized images raise an error that
 names the path. An image-text-to-text request that names an ``image_id`` but has no image file is
-refused rather than answered from the text alone; a causal-lm refuses requests with an image.
+refused rather than answered from the text alone, unless ``meta["text_only"]`` says it has none by
+design (HallusionBench's questions without a figure); a causal-lm refuses requests with an image.
 Packages some families need beyond the base install (``make install-vlm``): ``hf_checkpoint``.
 """
 
@@ -457,7 +458,8 @@ class HFBackend:
                     f"hf backend: request {request.request_id!r} has an image but model "
                     f"{self.model_id!r} is a text-only causal-lm; use kind image-text-to-text"
                 )
-            if self.kind == "image-text-to-text" and request.image_id and not request.image_path:
+            missing = request.image_id and not request.image_path
+            if self.kind == "image-text-to-text" and missing and not request.meta.get("text_only"):
                 # Answering without the pixels would silently measure a text-only model.
                 raise ValueError(
                     f"hf backend: request {request.request_id!r} names image "

@@ -197,7 +197,7 @@ rule caos_paired:
         captions=score_files(),
     output:
         table="results/report/{profile}/caos_paired.tex",
-        twin="results/report/{profile}/caos_paired.csv",
+        twin=report_csvs("results/report/{profile}/caos_paired.csv", "CAOS", captions="."),
     params:
         settings=settings_arg(caos_report.PairedSettings),
         code=code_version("tables"),

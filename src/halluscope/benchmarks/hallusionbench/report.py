@@ -32,10 +32,20 @@ def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
 
-def hb_frame(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> pd.DataFrame:
+def _end(report: Mapping[str, Any], key: str, end: str | None) -> Any:
+    """A score file's number, or (``end`` ``"lo"`` / ``"hi"``) that end of its interval."""
+    if end is None:
+        return report.get(key)
+    return ((report.get("intervals") or {}).get(key) or {}).get(end)
+
+
+def hb_frame(
+    reports: Mapping[str, Mapping[str, Any]], models: Sequence[str], end: str | None = None
+) -> pd.DataFrame:
     """model x (aAcc, fAcc, qAcc, easy, hard) in percent; a number the subset cannot have (fAcc
-    of the text-only questions, which have no figure) NaN."""
-    rows = [[_number(reports[m].get(key)) for key, _ in COLUMNS] for m in models]
+    of the text-only questions, which have no figure) NaN. ``end`` ``"lo"`` or ``"hi"``: that
+    end of each number's interval instead (the score file's ``intervals``)."""
+    rows = [[_number(_end(reports[m], key, end)) for key, _ in COLUMNS] for m in models]
     index = pd.Index([latex_escape(m) for m in models], name="Model")
     return pd.DataFrame(rows, index=index, columns=[label for _, label in COLUMNS])
 
@@ -76,6 +86,12 @@ def hb_table_latex(
         "without a figure counts as correct. ``--'': the subset has none (the text-only "
         f"questions have no figure). Judge: {latex_escape(', '.join(judges))}. Uncertain "
         f"answers: {uncertain}."
+        + (
+            " The CSV twin gives each number's interval (columns lo, hi; params.yaml's"
+            r" \texttt{intervals}, the question set resampled)."
+            if any(reports[m].get("intervals") for m in models)
+            else ""
+        )
     )
     return _to_latex(
         frame,
@@ -162,13 +178,41 @@ def subcategories(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str
     return sorted({s for m in models for s in reports[m].get("splits", {}) if "/" in s})
 
 
+def _error_bars(
+    report: Mapping[str, Any], groups: Sequence[str], heights: Sequence[float]
+) -> dict[str, Any]:
+    """``bar``'s ``yerr`` from each split's aAcc interval (the score file's ``intervals``), none
+    when the file has no intervals; a bar without an interval gets no whisker."""
+    import numpy as np
+
+    splits = (report.get("intervals") or {}).get("splits")
+    if not splits:
+        return {}
+    low, high = [], []
+    for group, height in zip(groups, heights, strict=True):
+        interval = splits.get(group, {}).get("aAcc") or {}
+        lo, hi = interval.get("lo"), interval.get("hi")
+        low.append(np.nan if lo is None else max(height - lo, 0.0))
+        high.append(np.nan if hi is None else max(hi - height, 0.0))
+    return {"yerr": np.array([low, high]), "error_kw": {"elinewidth": 0.6, "capsize": 1.5}}
+
+
+def _level(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> float | None:
+    """The level of the intervals the whiskers draw (None: no score file has intervals)."""
+    for m in models:
+        level = ((reports[m].get("intervals") or {}).get("aAcc") or {}).get("level")
+        if level is not None:
+            return float(level)
+    return None
+
+
 def plot_hb_bars(
     reports: Mapping[str, Mapping[str, Any]],
     models: Sequence[str],
     stem: str | Path,
     dpi: int = 200,
 ) -> list[Path]:
-    """aAcc per subcategory (and overall), one bar per model, PDF + PNG."""
+    """aAcc per subcategory (and overall), one bar per model with its interval, PDF + PNG."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -183,8 +227,12 @@ def plot_hb_bars(
             splits = reports[model].get("splits", {})
             heights = [_number(splits.get(g, {}).get("aAcc")) for g in groups]
             offset = (i - (len(models) - 1) / 2) * width
-            bars = ax.bar(x + offset, heights, width, label=model)
-            ax.bar_label(bars, fmt="%.0f", fontsize="xx-small", padding=1)
+            bars = ax.bar(x + offset, heights, width, label=model, **_error_bars(
+                reports[model], groups, heights))  # fmt: skip
+            for bar, height in zip(bars, heights, strict=True):  # at the base: clear of whiskers
+                if not np.isnan(height):
+                    ax.text(bar.get_x() + bar.get_width() / 2, 1.5, f"{height:.0f}",
+                            ha="center", va="bottom", fontsize="xx-small")  # fmt: skip
         ax.set_xticks(x)
         ax.set_xticklabels(groups, rotation=20, ha="right")
         ax.set_ylabel("aAcc (%)")
@@ -192,8 +240,10 @@ def plot_hb_bars(
         ax.set_yticks(range(0, 101, 20))
         ax.legend(frameon=False, loc="upper center", ncol=len(models), fontsize="x-small")
         subset = subset_text(reports, models)
-        paths = _finish_figure(fig, f"HallusionBench aAcc by subcategory ({subset})", models,
-                               stem, dpi, sep="\n")  # fmt: skip
+        level = _level(reports, models)
+        whiskers = f", {level:.0%} intervals" if level else ""
+        title = f"HallusionBench aAcc by subcategory{whiskers} ({subset})"
+        paths = _finish_figure(fig, title, models, stem, dpi, sep="\n")
     return paths
 
 
@@ -206,7 +256,8 @@ def write_hb_table(reports: list[Path], /, *, settings: HbTableSettings, out: Pa
     models = settings.models
     by_model = reports_by_model(reports, models)
     latex = hb_table_latex(by_model, models, settings.decimals, dataset=settings.run)
-    write_table(out, latex, hb_frame(by_model, models), models)
+    bounds = (hb_frame(by_model, models, "lo"), hb_frame(by_model, models, "hi"))
+    write_table(out, latex, hb_frame(by_model, models), models, bounds)
 
 
 @stage("hallusionbench-published")

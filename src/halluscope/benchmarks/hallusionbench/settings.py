@@ -61,11 +61,11 @@ def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
 
 
 @dataclass(frozen=True)
-class HbScoreSettings(StageSettings):
+class HbScoreSettings(settings.IntervalParams):
     """The question file the answers are joined to (its count, 1,129, is the one the subset
     scored is stated against), the judge (``rule``, or ``llm`` with its model and prompt
-    version), and the models whose answers are a published model's (model id -> its name on
-    the leaderboard: its published numbers go beside ours)."""
+    version), the models whose answers are a published model's (model id -> its name on the
+    leaderboard: its published numbers go beside ours), and the intervals (``intervals``)."""
 
     questions: str = param("hallusionbench.questions")
     judge: str = param("hallusionbench.judge")

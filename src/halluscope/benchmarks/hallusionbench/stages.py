@@ -14,6 +14,7 @@ reference's metrics (:mod:`.scoring`), stating the subset scored against the 1,1
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,9 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
             q["image_id"],
             f"hallusionbench/{q['id']}",
             q["question"],
-            # the five ids: a replay recording in the sample's format is keyed by them
-            {"id": q["id"], **{key: q[key] for key in KEYS}},
+            # the five ids: a replay recording in the sample's format is keyed by them; a
+            # question without a figure is text-only by design (an LVLM answers from the text)
+            {"id": q["id"], **{key: q[key] for key in KEYS}, "text_only": q["visual_input"] == "0"},
             {key: q[key] for key in ("gt_answer", "visual_input", "category", "figure_id")},
         ),
         lambda q, r: {
@@ -125,8 +127,11 @@ def _published(settings: HbScoreSettings, doc: dict[str, Any]) -> dict[str, Any]
 @stage("hallusionbench-score")
 def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> dict[str, Any]:
     """aAcc, fAcc, qAcc and the reference's other numbers of one model's answers, judged by
-    rule or by the LLM judge, with each answer's verdict (for the explorer page)."""
+    rule or by the LLM judge, with each answer's verdict (for the explorer page) and each
+    number's interval (the question set resampled: :mod:`.intervals`), as the hand-check
+    command gives them."""
     from halluscope.benchmarks.hallusionbench import judge
+    from halluscope.benchmarks.hallusionbench.intervals import UNIT, hallusionbench_intervals
     from halluscope.benchmarks.hallusionbench.questions import (
         key_text,
         load_answers,
@@ -139,6 +144,7 @@ def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> d
         rule_judgments,
     )
     from halluscope.data.fetch import resolve_input
+    from halluscope.hand_check_intervals import attach
 
     every = load_questions(resolve_input(settings.questions))
     answered = load_answers(answers, every)
@@ -150,6 +156,7 @@ def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> d
     rows = read_jsonl(answers)
     doc["model"] = rows[0]["model"] if rows else None
     doc["leaderboard"] = _published(settings, doc)
+    records = judge_answers(answered, judgments)
     doc["answers"] = [
         {
             "id": key_text(a.question.key),
@@ -157,7 +164,9 @@ def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> d
             "verdict": record.verdict,
             "correct": record.correct,
         }
-        for a, record in zip(answered, judge_answers(answered, judgments), strict=True)
+        for a, record in zip(answered, records, strict=True)
     ]
+    intervals = replace(settings.interval_settings(), unit=UNIT)
+    attach(doc, hallusionbench_intervals(records, doc["splits"], intervals), intervals)
     write_json(out, doc)
     return {"subset": doc["subset"], "aAcc": doc["aAcc"], "n_uncertain": doc["n_uncertain"]}
