@@ -13,6 +13,7 @@ from halluscope.benchmarks.caos.intervals import (
     PROPORTIONS,
     STATISTICS,
     _columns,
+    grouped_intervals,
     summary_intervals,
 )
 from halluscope.benchmarks.caos.summarize import summarize_group
@@ -105,3 +106,13 @@ def test_a_higher_level_is_wider_and_a_run_repeats_itself() -> None:
     shuffled = rows[::-1]  # the same captions in another order: the same bounds
     assert summary_intervals(shuffled, SETTINGS) == summary_intervals(rows, SETTINGS)
     assert summary_intervals([], SETTINGS) == dict.fromkeys(summary_intervals([], SETTINGS))
+
+
+def test_groups_sharing_rows_get_each_groups_own_bounds() -> None:
+    """The summary stage reads each caption row once for all its groups: every group's bounds
+    are those of the group alone, a row in several groups counted in each."""
+    rows = caption_rows(30, 2, seed=5)
+    groups = {"first": rows[:20], "all": rows, "last": rows[40:], "none": []}
+    found = grouped_intervals(groups, SETTINGS)
+    assert found == {key: summary_intervals(group, SETTINGS) for key, group in groups.items()}
+    assert found["first"] != found["all"]

@@ -236,6 +236,24 @@ def test_closing_block_names_the_results_and_headline_numbers(tmp_path: Path) ->
     ]
 
 
+def test_closing_block_gives_each_headline_number_its_tables_interval(tmp_path: Path) -> None:
+    """A headline number whose table cell has an interval (the CSV twin's lo and hi) is printed
+    with it; one without (POPE-F1 here) alone."""
+    from halluscope.report.latex import TWIN_COLUMNS
+
+    _results(tmp_path, headline=True)
+    twin = ",".join(TWIN_COLUMNS) + "\n"
+    twin += (
+        "sim-a,,CHAIR_S,0.250000,0.104000,0.480000,,\nsim-b,,CHAIR_S,0.750000,0.520000,0.890000,,\n"
+    )
+    twin += "sim-a,,POPE-F1,0.800000,,,,\n"
+    (tmp_path / "results/tables/demo/caos_table1.csv").write_text(twin, "utf-8")
+    block = closing_block(_config(), tmp_path).splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in block[5:]}
+    assert rows["CHAIR_S"] == ["0.250", "[0.10,0.48]", "0.750", "[0.52,0.89]"]
+    assert rows["POPE_F1"] == ["0.800", "0.800"]
+
+
 def test_closing_block_of_a_profile_without_a_report_section_names_no_report(
     tmp_path: Path,
 ) -> None:
@@ -290,8 +308,10 @@ def test_a_run_prints_one_line_per_job_no_json_and_the_closing_block(
     assert any(line.startswith("  tables   results/tables/demo/ (") for line in block), block
     rows = block[block.index(next(line for line in block if line.startswith("Headline"))) + 1 :]
     assert 3 <= len(rows) <= 5 and rows[0].split()[0] == "CHAIR_S", block
-    numbers = [float(v) for row in rows for v in row.split()[-3:]]
+    # each model's number, then its interval in brackets where its table cell has one
+    numbers = [float(v) for row in rows for v in row.split()[1:] if not v.startswith("[")]
     assert len(numbers) == 3 * len(rows)
+    assert re.search(r"CHAIR_S +0\.\d{3} \[0\.\d\d,[01]\.\d\d\]", "\n".join(rows)), rows
 
 
 def test_summaries_of_one_kind_asked_of_several_models_are_one_line_of_sums() -> None:

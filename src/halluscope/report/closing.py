@@ -3,7 +3,10 @@ tables, figures, metrics and report are, and a few headline numbers per model.
 
 The numbers are the run's headline metrics (``metrics/<profile>/<model>.json``,
 :mod:`halluscope.report.headline`), read, never computed again, in the order of
-:func:`~halluscope.report.headline.all_headlines`, at most :data:`MAX_ROWS` of them.
+:func:`~halluscope.report.headline.all_headlines`, at most :data:`MAX_ROWS` of them, each with
+its interval from the same table cell (the CSV twin's ``lo`` and ``hi``) when it has one. The
+headline files themselves carry no interval: three columns per number would take
+``dvc exp show --only-changed`` past a terminal's width.
 """
 
 from __future__ import annotations
@@ -31,6 +34,23 @@ def headline_numbers(folder: Path) -> dict[str, dict[str, Any]]:
     return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in files}
 
 
+def headline_bounds(folder: Path) -> dict[str, dict[str, tuple[float, float]]]:
+    """``{model file stem: {name: (lo, hi)}}``: each headline number's interval, read from the
+    same twin cells (``folder``: the profile's tables) that the headline files were read from."""
+    from halluscope.report.headline import headline_metrics, model_filename, read_twins
+
+    if not folder.is_dir():
+        return {}
+    twins = read_twins(sorted(folder.glob("*.csv")))
+    lo, hi = headline_metrics(twins, "lo"), headline_metrics(twins, "hi")
+    return {
+        model_filename(model).removesuffix(".json"): {
+            name: (low, hi[model][name]) for name, low in lows.items() if name in hi.get(model, {})
+        }
+        for model, lows in lo.items()
+    }
+
+
 def _rank(name: str) -> int:
     """The position of the headline ``name`` in all_headlines() (a ``{}`` name matches its
     prefix)."""
@@ -56,9 +76,10 @@ def _rows(numbers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str,
     return rows[:MAX_ROWS]
 
 
-def _numbers(values: list[float]) -> list[str]:
-    """3 decimals: every headline number is a fraction (halluscope.report.headline)."""
-    return [f"{v:.3f}" for v in values]
+def _number(value: float, bounds: tuple[float, float] | None) -> str:
+    """3 decimals (every headline number is a fraction, halluscope.report.headline), and its
+    interval at 2 when the table has one."""
+    return f"{value:.3f}" + (f" [{bounds[0]:.2f},{bounds[1]:.2f}]" if bounds else "")
 
 
 def report_profiles(root: Path) -> set[str]:
@@ -101,13 +122,18 @@ def closing_block(config: Mapping[str, Any], root: Path = Path("."), numbers: bo
             lines.append(f"  report   make paper -> {report}")
     rows = _rows(headline_numbers(root / headline)) if numbers else []
     if rows:
+        bounds = headline_bounds(root / tables)
+        cells_of = [
+            {m: _number(v, bounds.get(m, {}).get(label)) for m, v in cells.items()}
+            for label, cells in rows
+        ]
         shown = sorted({m for _, cells in rows for m in cells})[:MAX_MODELS]
         label_width = max(len("Headline (per model)") - 2, *(len(label) for label, _ in rows)) + 2
-        widths = [max(len(m), 6) + 2 for m in shown]
+        longest = max(len(text) for formatted in cells_of for text in formatted.values())
+        widths = [max(len(m), longest, 6) + 2 for m in shown]
         header = "Headline (per model)".ljust(label_width + 2)
         lines.append(header + "".join(m.rjust(w) for m, w in zip(shown, widths, strict=True)))
-        for label, cells in rows:
-            formatted = dict(zip(cells, _numbers(list(cells.values())), strict=True))
+        for (label, _), formatted in zip(rows, cells_of, strict=True):
             values = [formatted.get(m, "-") for m in shown]
             lines.append(
                 "  " + label.ljust(label_width)

@@ -15,8 +15,9 @@ after a CAOS experiment within 200 columns; every embedder's CAOS_avg is in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,30 @@ def all_headlines() -> tuple[Headline, ...]:
     return HEADLINES + tuple(h for m in import_plugins("headlines") for h in m.HEADLINES)
 
 
-def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[str, dict]:
+def read_twins(paths: Iterable[Path]) -> dict[str, list[dict[str, str]]]:
+    """Table stem -> the rows of its CSV twin, in file order; a CSV that is not a twin (its
+    header not :data:`~halluscope.report.latex.TWIN_COLUMNS`: the rank-agreement table) left
+    out."""
+    import csv
+
+    from halluscope.report.latex import TWIN_COLUMNS
+
+    twins: dict[str, list[dict[str, str]]] = {}
+    for path in paths:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if tuple(reader.fieldnames or ()) == TWIN_COLUMNS:
+                twins.setdefault(path.stem, []).extend(reader)
+    return twins
+
+
+def headline_metrics(
+    tables: Mapping[str, Sequence[Mapping[str, str]]], field: str = "value"
+) -> dict[str, dict]:
     """``{model: {name: value}}`` from the twins' rows (table stem -> rows in file order, with
     ``model, embedding, metric, value``). A cell with no value gives no headline; models with
-    none are left out."""
+    none are left out. ``field`` ``"lo"`` or ``"hi"``: that end of the same cells' intervals
+    (a cell without one gives none)."""
     out: dict[str, dict] = {}
     for head in all_headlines():
         seen: set[str] = set()
@@ -71,10 +92,10 @@ def headline_metrics(tables: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[
             if row["model"] in seen:
                 continue
             seen.add(row["model"])
-            if row["value"] == "":
+            if row["value"] == "" or row[field] == "":
                 continue
             groups = (row["embedding"],) if head.first_embedding else match.groups()
-            value = round(float(row["value"]) / (100 if head.percent else 1), 6)
+            value = round(float(row[field]) / (100 if head.percent else 1), 6)
             out.setdefault(row["model"], {})[head.name.format(*groups)] = value
     return out
 

@@ -19,18 +19,11 @@ def metrics(tables: list[Path], /, *, out: Path, headline_dir: Path | None = Non
     empty embedding is left out of the nesting): every table cell, compared across experiments
     by ``dvc metrics diff`` on this file. Rows with no value are left out. With
     ``headline_dir``, also the headline numbers (:func:`write_headline`)."""
-    import csv
     import json
 
-    from halluscope.report.latex import TWIN_COLUMNS
+    from halluscope.report.headline import read_twins
 
-    twins: dict[str, list[dict[str, str]]] = {}
-    for path in tables:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if tuple(reader.fieldnames or ()) != TWIN_COLUMNS:
-                continue  # not a twin (e.g. the rank-agreement table)
-            twins.setdefault(path.stem, []).extend(reader)
+    twins = read_twins(tables)
     by_table: dict = {}
     for stem, rows in twins.items():
         table = by_table.setdefault(stem, {})

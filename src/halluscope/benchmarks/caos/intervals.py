@@ -100,40 +100,69 @@ def _value(text: str | None) -> float | None:
     return None if value is None or np.isnan(value) else value
 
 
-def _columns(rows: Sequence[Mapping[str, str]]) -> dict[str, list[float]]:
-    """Per-caption columns whose per-image sums the statistics read."""
-    out: dict[str, list[float]] = {}
+#: the per-caption counts of score.py's rows that :func:`_columns` reads
+COUNTS = (
+    "n_objects",
+    "n_unverified",
+    "n_hallucinated",
+    "n_in_domain",
+    "n_in_domain_hallucinated",
+    "n_gt",
+    "n_gt_mentioned",
+    "n_in_domain_mentions",
+    "n_in_domain_hallucinated_mentions",
+)
 
-    def put(name: str, value: float) -> None:
-        out.setdefault(name, []).append(float(value))
 
-    for row in rows:
-        n = {c: int(row[c]) for c in row if c.startswith("n_") and row[c] not in ("", None)}
-        verified = n["n_objects"] - n["n_unverified"]
-        genuine = verified - n["n_hallucinated"]
-        put("one", 1)
-        for name in ("n_objects", "n_in_domain", "n_gt", "n_gt_mentioned"):
-            put(name, n[name])
-        for name in ("n_in_domain_mentions", "n_in_domain_hallucinated_mentions"):
-            put(name, n[name])
-        put("verified", verified)
-        put("genuine", genuine)
-        put("precision_value", genuine / verified if verified > 0 else 0.0)
-        put("precision_has", verified > 0)
-        in_domain = n["n_in_domain"]
-        in_domain_genuine = in_domain - n["n_in_domain_hallucinated"]
-        put("in_domain_genuine", in_domain_genuine)
-        put("in_domain_value", in_domain_genuine / in_domain if in_domain else 0.0)
-        put("in_domain_has", in_domain > 0)
-        put("recall_value", n["n_gt_mentioned"] / n["n_gt"] if n["n_gt"] else 0.0)
-        put("recall_has", n["n_gt"] > 0)
-        put("any_hallucinated", n["n_hallucinated"] > 0)
-        put("any_mscoco_hallucinated", n["n_in_domain_hallucinated"] > 0)
-        scores = {s: _value(row.get(s)) for s in ("CAOS_T", "CAOS_X", "CAOS_K")}
-        for s, value in scores.items():
-            put(s, value or 0.0)
-            put(f"has_{s}", value is not None)
+def _ratio_where(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den per caption, 0 where den is 0 (the caption then has no value: ``has`` 0)."""
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _columns(rows: Sequence[Mapping[str, str]]) -> dict[str, np.ndarray]:
+    """Per-caption columns whose per-image sums the statistics read, one array each: read a
+    column at a time (at paper scale the rows, not the resamples, are the cost)."""
+
+    def count(name: str) -> np.ndarray:
+        try:
+            return np.array([int(r[name]) for r in rows], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"caption rows: column {name!r} must hold integer counts") from None
+
+    n = {name: count(name) for name in COUNTS}
+    verified = n["n_objects"] - n["n_unverified"]
+    genuine = verified - n["n_hallucinated"]
+    in_domain_genuine = n["n_in_domain"] - n["n_in_domain_hallucinated"]
+    out = {
+        "one": np.ones(len(rows)),
+        **{k: n[k] for k in ("n_objects", "n_in_domain", "n_gt", "n_gt_mentioned")},
+        **{k: n[k] for k in ("n_in_domain_mentions", "n_in_domain_hallucinated_mentions")},
+        "verified": verified,
+        "genuine": genuine,
+        "precision_value": _ratio_where(genuine, verified),
+        "precision_has": (verified > 0).astype(np.float64),
+        "in_domain_genuine": in_domain_genuine,
+        "in_domain_value": _ratio_where(in_domain_genuine, n["n_in_domain"]),
+        "in_domain_has": (n["n_in_domain"] > 0).astype(np.float64),
+        "recall_value": _ratio_where(n["n_gt_mentioned"], n["n_gt"]),
+        "recall_has": (n["n_gt"] > 0).astype(np.float64),
+        "any_hallucinated": (n["n_hallucinated"] > 0).astype(np.float64),
+        "any_mscoco_hallucinated": (n["n_in_domain_hallucinated"] > 0).astype(np.float64),
+    }
+    for score in ("CAOS_T", "CAOS_X", "CAOS_K"):
+        value = _scores([r.get(score) for r in rows])
+        out[f"has_{score}"] = (~np.isnan(value)).astype(np.float64)
+        out[score] = np.where(np.isnan(value), 0.0, value)
     return out
+
+
+def _scores(texts: list[str | None]) -> np.ndarray:
+    """A score column as floats, NaN where a caption has none (empty, ``nan`` or not a
+    number, as :func:`_value` reads it); the usual column of numbers and blanks read at once."""
+    try:
+        return np.array([float(t) if t else np.nan for t in texts], dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.array([np.nan if (v := _value(t)) is None else v for t in texts])
 
 
 def summary_intervals(
@@ -141,10 +170,37 @@ def summary_intervals(
 ) -> dict[str, float | None]:
     """``{<column>_lo, <column>_hi}`` of every :data:`INTERVAL_COLUMNS` over one group's caption
     rows (each with its ``image_id``); ``None`` where the number is undefined."""
-    if not rows:
-        return dict.fromkeys(BOUND_COLUMNS)
-    units = [str(r["image_id"]) for r in rows]
-    table = UnitTable.from_rows(units, _columns(rows))
+    return grouped_intervals({None: rows}, settings)[None]
+
+
+def grouped_intervals(
+    groups: Mapping[Any, Sequence[Mapping[str, str]]], settings: IntervalSettings
+) -> dict[Any, dict[str, float | None]]:
+    """:func:`summary_intervals` of every group, each caption row read once: the summary puts a
+    row in several groups (its instruction's, the pooled Table 1 instructions', all), and at
+    paper scale reading the rows costs more than resampling them."""
+    position: dict[int, int] = {}
+    unique: list[Mapping[str, str]] = []
+    for rows in groups.values():
+        for row in rows:
+            if id(row) not in position:
+                position[id(row)] = len(unique)
+                unique.append(row)
+    columns = _columns(unique) if unique else {}
+    out: dict[Any, dict[str, float | None]] = {}
+    for key, rows in groups.items():
+        if not rows:
+            out[key] = dict.fromkeys(BOUND_COLUMNS)
+            continue
+        index = np.fromiter((position[id(r)] for r in rows), dtype=np.int64, count=len(rows))
+        units = [str(r["image_id"]) for r in rows]
+        table = UnitTable.from_rows(units, {k: v[index] for k, v in columns.items()})
+        out[key] = _bounds_of(table, settings)
+    return out
+
+
+def _bounds_of(table: UnitTable, settings: IntervalSettings) -> dict[str, float | None]:
+    """The bounds of every interval column of one group's per-image sums."""
     out: dict[str, float | None] = {}
     for column, success in PROPORTIONS.items():
         interval = proportion_interval(table.columns[success], table.columns["one"], settings)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, write_csv
-from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, summary_intervals
+from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, grouped_intervals
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import IntervalParams, param
@@ -197,6 +197,7 @@ def run(
             object_header = read_header(obj_path)  # hallucination still has the columns
         object_rows.extend(rows)
     pope_f1 = pope_f1_by_model(pope or [])
+    bounds = grouped_intervals(groups, intervals)
     summary = [
         {
             "model": m,
@@ -204,7 +205,7 @@ def run(
             "instruction_id": i,
             **summarize_group(rows),
             "POPE_F1": pope_f1.get(m),
-            **summary_intervals(rows, intervals),
+            **bounds[(m, e, i)],
         }
         for (m, e, i), rows in sorted(groups.items())
     ]
