@@ -56,8 +56,8 @@ def test_nothing_to_do_after_complete_run(project: Path) -> None:
 def test_changing_the_interval_level_reruns_only_the_statistics(
     project: Path, tmp_path: Path
 ) -> None:
-    """intervals.level is read by the statistics alone (the CAOS summary, PhD's and NOPE's
-    scores): they and what reads them rerun, never a caption, extraction, oracle, vector or
+    """intervals.level is read by the statistics alone (the CAOS summary, the paired table,
+    PhD's, NOPE's and HallusionBench's scores): they and what reads them rerun, never a caption, extraction, oracle, vector or
     CAOS score job; every Table 1 cell of the build has its interval, holding the value."""
     import csv
 
@@ -71,7 +71,7 @@ def test_changing_the_interval_level_reruns_only_the_statistics(
     assert unbounded <= {"POPE-F1"}, unbounded  # the bound rows are bounds themselves
     root = copy_of_build(project, tmp_path / "level")
     assert rules_reading(root, "intervals.level") == {
-        "summarize", "phd_score", "nope_score", "caos_paired",
+        "summarize", "phd_score", "nope_score", "caos_paired", "hallusionbench_score",
     }  # fmt: skip
     edit_params(root, lambda p: p["intervals"].update(level=0.9))
     jobs = planned_jobs(root, "results/tables/", "all")
@@ -159,8 +159,7 @@ def test_changing_a_figure_setting_reruns_the_figures_only(project: Path, tmp_pa
     }
     edit_params(root, lambda p: p["figures"].update(dpi=100))
     jobs = planned_jobs(root, "results/tables/", "all")
-    # HallusionBench is off in the demo (its questions need the data mirror or a download)
-    assert set(jobs) - {"all"} == reading - {"hallusionbench_figure"}, jobs
+    assert set(jobs) - {"all"} == reading, jobs
 
 
 def test_fifteenth_instruction_runs_only_new_jobs(project: Path, tmp_path: Path) -> None:
