@@ -57,7 +57,8 @@ def test_changing_the_interval_level_reruns_only_the_statistics(
     project: Path, tmp_path: Path
 ) -> None:
     """intervals.level is read by the statistics alone (the CAOS summary, the paired table,
-    PhD's, NOPE's and HallusionBench's scores): they and what reads them rerun, never a caption, extraction, oracle, vector or
+    PhD's, NOPE's and HallusionBench's scores, Tri-HE's judge stage, which writes the rates):
+    they and what reads them rerun, never a caption, extraction, oracle, vector or
     CAOS score job; every Table 1 cell of the build has its interval, holding the value."""
     import csv
 
@@ -72,6 +73,7 @@ def test_changing_the_interval_level_reruns_only_the_statistics(
     root = copy_of_build(project, tmp_path / "level")
     assert rules_reading(root, "intervals.level") == {
         "summarize", "phd_score", "nope_score", "caos_paired", "hallusionbench_score",
+        "trihe_judge",
     }  # fmt: skip
     edit_params(root, lambda p: p["intervals"].update(level=0.9))
     jobs = planned_jobs(root, "results/tables/", "all")

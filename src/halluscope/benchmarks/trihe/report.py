@@ -30,9 +30,14 @@ _HALLU = {"i": r"Hallu$_{\mathrm{I}}\downarrow$", "q": r"Hallu$_{\mathrm{Q}}\dow
 
 
 def trihe_frame(
-    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], judges: Sequence[str]
+    scores: Mapping[str, Mapping[str, Any]],
+    models: Sequence[str],
+    judges: Sequence[str],
+    end: str | None = None,
 ) -> pd.DataFrame:
-    """Models x (judge, part, metric) of percentages, in Table 2's column order."""
+    """Models x (judge, part, metric) of percentages, in Table 2's column order. ``end`` ``"lo"``
+    or ``"hi"``: that end of each rate's interval instead (the score file's ``intervals``; the
+    injected columns, counts of what a simulated model did, have none)."""
     columns: list[tuple[str, str, str]] = []
     keys: list[tuple[str, str]] = []
     for position, judge in enumerate(judges):
@@ -49,6 +54,8 @@ def trihe_frame(
         row = []
         for judge, key in keys:
             value = rates.get(judge, {}).get(key)
+            if end is not None:
+                value = ((rates.get(judge, {}).get("intervals") or {}).get(key) or {}).get(end)
             row.append(float("nan") if value is None else float(value))
         rows.append(row)
     injected = [scores.get(m, {}).get("injected") for m in models]
@@ -58,7 +65,9 @@ def trihe_frame(
         for row, inj in zip(rows, injected, strict=True):
             n = inj["triplets"]
             obj, rel = inj["object_errors"], inj["relation_errors"]
-            row += [100.0 * x / n if n else float("nan") for x in (obj + rel, obj, rel)]
+            row += [
+                100.0 * x / n if n and end is None else float("nan") for x in (obj + rel, obj, rel)
+            ]
     frame = pd.DataFrame(
         rows,
         index=pd.Index([latex_escape(m) for m in models]),
@@ -95,6 +104,16 @@ def trihe_table_latex(
             " Injected: the share of the simulated answers' triplets given a wrong object or "
             "relation (pooled over triplets, while Hallu$_{\\mathrm{Q}}$ averages per question)."
             if "Injected" in frame.columns.get_level_values(0)
+            else ""
+        )
+        + (
+            " The CSV twin gives each rate's interval (columns lo, hi; params.yaml's"
+            r" \texttt{intervals}, the image resampled)."
+            if any(
+                (scores.get(m, {}).get("judges", {}).get(j) or {}).get("intervals")
+                for m in models
+                for j in judges
+            )
             else ""
         )
     )
@@ -157,7 +176,11 @@ def write_trihe_table(scores: list[Path], /, *, settings: TriheTableSettings, ou
         by_model, models, judges, settings.decimals, mitigation=settings.mitigation,
         dataset=settings.run,
     )  # fmt: skip
-    write_table(out, latex, trihe_frame(by_model, models, judges), models)
+    bounds = (
+        trihe_frame(by_model, models, judges, "lo"),
+        trihe_frame(by_model, models, judges, "hi"),
+    )
+    write_table(out, latex, trihe_frame(by_model, models, judges), models, bounds)
 
 
 @stage("trihe-figure")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import InputError, read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, derived, param, plain
+from halluscope.settings import IntervalParams, StageSettings, derived, param, plain
 from halluscope.stage_command import paired, stage
 from halluscope.stages.answering import AnswerSettings, resolve, with_cache
 from halluscope.stages.data import load_items
@@ -118,10 +118,11 @@ def _judge_llm(config: Mapping[str, Any]) -> LLMSettings | None:
 
 
 @dataclass(frozen=True)
-class JudgeSettings(StageSettings):
+class JudgeSettings(IntervalParams):
     """What the judge stage reads from params (``trihe.judges``, ``trihe.judge``,
-    ``trihe.unattributed``): the judges, the sentence encoder and thresholds, and the NLI model
-    and LLM settings of the judges that need them."""
+    ``trihe.unattributed``, ``intervals``): the judges, the sentence encoder and thresholds, the
+    NLI model and LLM settings of the judges that need them, and how the rates' intervals are
+    computed."""
 
     judges: list[str] = param("trihe.judges")
     encoder: str = param("trihe.judge.encoder")
@@ -408,9 +409,11 @@ def judge_model(
     out_judgments: Path,
     out_scores: Path,
 ) -> dict[str, Any]:
-    """Judge every extracted triplet with every configured judge; write judgements and rates."""
+    """Judge every extracted triplet with every configured judge; write judgements and rates,
+    each rate with its interval (the image resampled: :mod:`.intervals`)."""
     from halluscope.benchmarks.trihe import metric as m
     from halluscope.benchmarks.trihe.data import Triplet
+    from halluscope.benchmarks.trihe.intervals import trihe_intervals
     from halluscope.benchmarks.trihe.judges import (
         CachedEncoder,
         NLIJudge,
@@ -418,6 +421,7 @@ def judge_model(
         SlotSimilarityJudge,
         shared_sentence_model,
     )
+    from halluscope.hand_check_intervals import attach
 
     judges = list(settings.judges)
     unknown = [j for j in judges if j not in JUDGES]
@@ -500,6 +504,7 @@ def judge_model(
             }
         )
     write_jsonl(out_judgments, records)
+    intervals = settings.interval_settings()  # the image resampled, as halluscope trihe does
     rates = {}
     for name in judges:
         questions_j = [
@@ -512,6 +517,8 @@ def judge_model(
             for r in records
         ]
         rates[name] = m.hallucination_rates(questions_j, unattributed=settings.unattributed)
+        found = trihe_intervals(questions_j, rates[name], settings.unattributed, intervals)
+        attach(rates[name], found, intervals)
     answers_rows = read_jsonl(answers_path)
     scores = {
         "model": answers_rows[0]["model"] if answers_rows else None,
