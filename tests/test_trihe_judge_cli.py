@@ -82,10 +82,12 @@ def stage_rates(records: list[dict], judge: str, unattributed: str = "relation")
     return m.hallucination_rates(questions, unattributed=unattributed)
 
 
-def rates_of(out: Path) -> dict:
-    """The command's numbers, without the intervals beside them (tests/test_hand_check_cli.py
-    checks those): what the stage's scores hold."""
+def rates_of(out: Path, judge: str | None = None) -> dict:
+    """The command's numbers (or, with ``judge``, that judge's in a stage's scores.json),
+    without the intervals beside them (tests/test_hand_check_cli.py checks those)."""
     doc = json.loads(out.read_text(encoding="utf-8"))
+    if judge is not None:
+        doc = doc["judges"][judge]
     return {k: v for k, v in doc.items() if k not in ("intervals", "interval_settings")}
 
 
@@ -175,7 +177,11 @@ def test_judge_flag_matches_the_stage_scores(tmp_path: Path) -> None:
         expected = scores["judges"][judge]
         assert got["hallu_q"] == pytest.approx(expected["hallu_q"])
         assert got["hallu_i"] == pytest.approx(expected["hallu_i"])
-        assert got == json.loads((tmp_path / "scores.json").read_text())["judges"][judge]
+        stage = json.loads((tmp_path / "scores.json").read_text())["judges"][judge]
+        # the intervals too: the stage and the command share trihe/intervals.py, at the same
+        # settings (params.yaml's intervals are the command's defaults)
+        assert json.loads(out.read_text(encoding="utf-8")) == stage
+        assert got == rates_of(tmp_path / "scores.json", judge)
 
 
 def test_judge_stage_pairs_several_models(tmp_path: Path, capsys) -> None:
