@@ -12,7 +12,7 @@ decimals, ``--`` for missing values, no dates), free text is escaped, figures ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,18 @@ def _finish_figure(
     paths = savefig(fig, stem, dpi=dpi)
     plt.close(fig)
     return paths
+
+
+def interval_end(report: Mapping[str, Any], end: str) -> dict[str, Any]:
+    """A score file's ``intervals`` tree read as a score file of one end (``"lo"`` or ``"hi"``)
+    of each interval: the same keys, so a table's frame function builds the bounds' frames."""
+
+    def pick(node: Any) -> Any:
+        if isinstance(node, Mapping) and "lo" in node and "hi" in node:
+            return node[end]
+        return {k: pick(v) for k, v in node.items()} if isinstance(node, Mapping) else node
+
+    return pick(report.get("intervals") or {})
 
 
 def write_table(

@@ -14,7 +14,7 @@ import pandas as pd
 
 from halluscope.benchmarks.hallusionbench.settings import HbFigureSettings, HbTableSettings
 from halluscope.report import is_simulated
-from halluscope.report.benchmarks import _finish_figure, _to_latex
+from halluscope.report.benchmarks import _finish_figure, _to_latex, interval_end
 from halluscope.report.latex import latex_escape
 from halluscope.stage_command import stage
 
@@ -32,20 +32,10 @@ def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
 
-def _end(report: Mapping[str, Any], key: str, end: str | None) -> Any:
-    """A score file's number, or (``end`` ``"lo"`` / ``"hi"``) that end of its interval."""
-    if end is None:
-        return report.get(key)
-    return ((report.get("intervals") or {}).get(key) or {}).get(end)
-
-
-def hb_frame(
-    reports: Mapping[str, Mapping[str, Any]], models: Sequence[str], end: str | None = None
-) -> pd.DataFrame:
+def hb_frame(reports: Mapping[str, Mapping[str, Any]], models: Sequence[str]) -> pd.DataFrame:
     """model x (aAcc, fAcc, qAcc, easy, hard) in percent; a number the subset cannot have (fAcc
-    of the text-only questions, which have no figure) NaN. ``end`` ``"lo"`` or ``"hi"``: that
-    end of each number's interval instead (the score file's ``intervals``)."""
-    rows = [[_number(_end(reports[m], key, end)) for key, _ in COLUMNS] for m in models]
+    of the text-only questions, which have no figure) NaN."""
+    rows = [[_number(reports[m].get(key)) for key, _ in COLUMNS] for m in models]
     index = pd.Index([latex_escape(m) for m in models], name="Model")
     return pd.DataFrame(rows, index=index, columns=[label for _, label in COLUMNS])
 
@@ -256,7 +246,8 @@ def write_hb_table(reports: list[Path], /, *, settings: HbTableSettings, out: Pa
     models = settings.models
     by_model = reports_by_model(reports, models)
     latex = hb_table_latex(by_model, models, settings.decimals, dataset=settings.run)
-    bounds = (hb_frame(by_model, models, "lo"), hb_frame(by_model, models, "hi"))
+    lo, hi = ({m: interval_end(r, end) for m, r in by_model.items()} for end in ("lo", "hi"))
+    bounds = (hb_frame(lo, models), hb_frame(hi, models))
     write_table(out, latex, hb_frame(by_model, models), models, bounds)
 
 

@@ -11,7 +11,13 @@ from typing import Any
 import pandas as pd
 
 from halluscope.benchmarks.phd.settings import PhdFigureSettings, PhdTableSettings
-from halluscope.report.benchmarks import _finish_figure, _sim_note, _space_models, _to_latex
+from halluscope.report.benchmarks import (
+    _finish_figure,
+    _sim_note,
+    _space_models,
+    _to_latex,
+    interval_end,
+)
 from halluscope.report.latex import latex_escape
 from halluscope.stage_command import stage
 
@@ -37,7 +43,7 @@ def phd_frame(
     if tasks is None:
         tasks = phd_tasks(reports)
     if end is not None:
-        reports = {m: _bounds(r, end) for m, r in reports.items()}
+        reports = {m: interval_end(r, end) for m, r in reports.items()}
     index, rows = [], []
     for model in models:
         report = reports.get(model, {})
@@ -57,17 +63,6 @@ def phd_tasks(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The tasks the reports hold: PhD's five in the paper's order, then any other by name."""
     seen = {t for r in reports.values() for t in r.get("by_task", {})}
     return [t for t in PHD_TASK_LABELS if t in seen] + sorted(seen - set(PHD_TASK_LABELS))
-
-
-def _bounds(report: Mapping[str, Any], end: str) -> dict[str, Any]:
-    """A report's ``intervals`` tree read as a report of one end of each interval."""
-
-    def pick(node: Any) -> Any:
-        if isinstance(node, Mapping) and "lo" in node and "hi" in node:
-            return node[end]
-        return {k: pick(v) for k, v in node.items()} if isinstance(node, Mapping) else node
-
-    return pick(report.get("intervals") or {})
 
 
 def phd_table_latex(

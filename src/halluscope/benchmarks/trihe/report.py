@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from halluscope.benchmarks.trihe.settings import TriheFigureSettings, TriheTableSettings
-from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex
+from halluscope.report.benchmarks import _finish_figure, _sim_note, _to_latex, interval_end
 from halluscope.report.latex import latex_escape
 from halluscope.stage_command import stage
 
@@ -52,10 +52,10 @@ def trihe_frame(
     for model in models:
         rates = scores.get(model, {}).get("judges", {})
         row = []
+        if end is not None:
+            rates = {judge: interval_end(found, end) for judge, found in rates.items()}
         for judge, key in keys:
             value = rates.get(judge, {}).get(key)
-            if end is not None:
-                value = ((rates.get(judge, {}).get("intervals") or {}).get(key) or {}).get(end)
             row.append(float("nan") if value is None else float(value))
         rows.append(row)
     injected = [scores.get(m, {}).get("injected") for m in models]
