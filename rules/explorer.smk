@@ -28,7 +28,7 @@ rule explorer:
         "logs/explorer/{profile}.log",
     shell:
         "halluscope stage explorer --settings {params.settings:q} --items {input.item_file:q} "
-        "--out {output:q} > {log:q} 2>&1"
+        "--tables {input.tables:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule explorer_all:

@@ -116,3 +116,27 @@ def test_groups_sharing_rows_get_each_groups_own_bounds() -> None:
     found = grouped_intervals(groups, SETTINGS)
     assert found == {key: summary_intervals(group, SETTINGS) for key, group in groups.items()}
     assert found["first"] != found["all"]
+
+
+def test_table2_bounds_hold_its_means_over_instructions() -> None:
+    """Table 2 averages CAOS over the single instructions; its interval resamples each image
+    with its captions of every instruction. With one instruction it is that instruction's own
+    interval; with three, each bound holds the mean of the instructions' numbers (and T/X the
+    ratio of those means)."""
+    from halluscope.benchmarks.caos.intervals import TABLE2_COLUMNS
+
+    groups = {f"i{n}": caption_rows(30, 1, seed=10 + n) for n in range(3)}
+    found = grouped_intervals(groups, SETTINGS, means={"one": ["i0"], "three": list(groups)})
+    for column in ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_avg"):
+        for end in ("lo", "hi"):
+            assert found["one"][f"instructions_mean_{column}_{end}"] == pytest.approx(
+                found["i0"][f"{column}_{end}"], abs=1e-6
+            ), (column, end)
+    summaries = [summarize_group(rows) for rows in groups.values()]
+    means = {s: sum(x[s] for x in summaries) / 3 for s in ("CAOS_T", "CAOS_X", "CAOS_K")}
+    expected = {**means, "CAOS_TX": means["CAOS_T"] / means["CAOS_X"],
+                "CAOS_XK": means["CAOS_X"] / means["CAOS_K"],
+                "CAOS_avg": sum(means.values()) / 3}  # fmt: skip
+    for column in TABLE2_COLUMNS:
+        lo, hi = (found["three"][f"instructions_mean_{column}_{end}"] for end in ("lo", "hi"))
+        assert lo <= expected[column] <= hi, (column, lo, expected[column], hi)

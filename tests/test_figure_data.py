@@ -15,9 +15,9 @@ from halluscope.report import caption_then_mean
 
 TABLE1 = ["i01", "i02"]
 COLUMNS = {
-    "caos_ksweep": ["model", "embedder", "k", "CAOS_K"],
+    "caos_ksweep": ["model", "embedder", "k", "CAOS_K", "lo", "hi"],
     "caos_instructions": ["model", "embedder", "instruction_id", "CAOS_T", "CAOS_X", "CAOS_K"],
-    "caos_radar": ["model", "axis", "metric", "embedder", "value"],
+    "caos_radar": ["model", "axis", "metric", "embedder", "value", "lo", "hi"],
     "caos_subsets": ["model", "embedder", "subset", "metric", "value"],
 }
 
@@ -34,7 +34,10 @@ def run_figure(name: str, inputs: tuple[Path, Path], out: Path) -> Path:
     argv = [
         "stage", "figure", "--figure", name, "--summary", str(inputs[0]),
         "--objects", str(inputs[1]), "--out-stem", str(out / name),
-        "--settings", CaosFigureSettings(40, 3, "coco", 3, TABLE1, EMBEDDERS).to_json(),
+        "--settings", CaosFigureSettings(
+            level=0.95, resamples=200, seed=0, dpi=40, exclude_top=3, frequent="coco", k=3,
+            table1=TABLE1, embedders=EMBEDDERS,
+        ).to_json(),
     ]  # fmt: skip
     assert main(argv) == 0
     for ext in ("pdf", "png"):
@@ -68,7 +71,8 @@ def test_csv_holds_the_frame_the_plot_draws(
     assert list(data.columns) == COLUMNS[name]
     frame = drawn["plot_" + name.removeprefix("caos_")]
     assert len(data) == len(frame) > 0
-    key = [c for c in COLUMNS[name] if c not in ("value", "CAOS_T", "CAOS_X", "CAOS_K")]
+    numbers = ("value", "CAOS_T", "CAOS_X", "CAOS_K", "lo", "hi")
+    key = [c for c in COLUMNS[name] if c not in numbers]
     plotted = frame.assign(embedder=frame["embedder"].replace("", float("nan")))
     merged = data.merge(plotted, on=key, suffixes=("", "_drawn"), validate="one_to_one")
     assert len(merged) == len(data)

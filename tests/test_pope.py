@@ -318,8 +318,10 @@ def test_cli_original_parser_matches_published_numbers(tmp_path: Path) -> None:
         "parser",
         "intervals",
         "interval_settings",
+        "by_image",
     }
     assert (got["n"], got["unparsed"], got["parser"]) == (3000, 0, "original")
+    assert len(got["by_image"]["counts"]) == 500
     # 6 questions on each of 500 images: the image is the unit, its questions move together
     for key, interval in got["intervals"].items():
         assert interval["lo"] - 1e-6 <= got[key] <= interval["hi"] + 1e-6, key

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from halluscope.benchmarks.caos.ratio_table import rom_latex
 from halluscope.benchmarks.caos.tables import (
     PUBLISHED_TABLE1,
-    rom_latex,
     table1_latex,
     table2_latex,
 )

@@ -141,9 +141,31 @@ function header() {
       : count(b.answers) + " answers, " + count(b.wrong) + " wrong";
     benchmarks.append(el("span", { title: b.note, "data-benchmark": b.name }, b.title + ": " + what));
   });
+  headline();
   const legend = document.getElementById("legend");
   legend.append("Objects in captions: ");
   DATA.kinds.forEach(([key, label]) => legend.append(el("mark", { cls: "k-" + key }, label), " "));
+}
+
+// The headline numbers (metrics/<profile>/), one row per model, each with its interval: the
+// tables' CSV twins' value, lo and hi.
+function headline() {
+  const rows = DATA.headline || [];
+  if (!rows.length) return;
+  const models = [...new Set(rows.map((r) => r[0]))];
+  const names = [...new Set(rows.map((r) => r[1]))];
+  const cells = new Map(rows.map(([m, n, v, lo, hi]) => [m + "\u0000" + n, [v, lo, hi]]));
+  const head = el("tr", {}, el("th", { text: "model" }), ...names.map((n) => el("th", { text: n })));
+  const body = models.map((m) => el("tr", {}, el("td", { cls: "id", text: m }), ...names.map((n) => {
+    const cell = cells.get(m + "\u0000" + n);
+    if (!cell) return el("td", { cls: "num", text: "–" });
+    const [v, lo, hi] = cell;
+    const bounds = lo === null || hi === null ? "" : " [" + fixed(lo) + ", " + fixed(hi) + "]";
+    return el("td", { cls: "num", "data-headline": m + " " + n, text: fixed(v) + bounds });
+  })));
+  const level = DATA.headlineLevel ? " (" + DATA.headlineLevel + " intervals)" : "";
+  document.getElementById("headline").replaceChildren(
+    el("table", {}, el("caption", { text: "Headline numbers with their intervals" + level }), head, ...body));
 }
 
 function shown(list) {

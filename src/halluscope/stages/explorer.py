@@ -32,11 +32,13 @@ def plugins() -> dict[str, ModuleType]:
 
 @dataclass(frozen=True)
 class ExplorerSettings(StageSettings):
-    """The profile, its models (the page's order), and for every enabled benchmark with an
-    explorer part the params its entries depend on (that part's ``options(config)``)."""
+    """The profile, its models (the page's order), the intervals' level, and for every enabled
+    benchmark with an explorer part the params its entries depend on (that part's
+    ``options(config)``)."""
 
     profile: str = param("profile")
     models: list[str] = param("generate.models")
+    level: float = param("intervals.level")  # the level the header names
     benchmarks: dict[str, dict[str, Any]] = derived(
         lambda config: benchmark_options(config), default_factory=dict
     )
@@ -64,20 +66,33 @@ def input_files(settings: ExplorerSettings) -> list[str]:
 
 
 def rule_inputs(config: Mapping[str, Any], profile: str) -> dict[str, Any]:
-    """Rule ``explorer``'s named inputs: the items and the files :func:`input_files` lists."""
+    """Rule ``explorer``'s named inputs: the items, the files :func:`input_files` lists, and
+    the tables' CSV twins the header's headline numbers are read from."""
+    from halluscope.benchmarks import BENCHMARKS
+
     return {
         "item_file": f"results/data/{profile}/items.jsonl",
         "results": input_files(ExplorerSettings.from_config(config)),
+        "tables": [
+            f
+            for b in BENCHMARKS
+            for f in b.table_files(dict(config), profile)
+            if f.endswith(".csv")
+        ],
     }
 
 
 @stage("explorer")
-def explorer(settings: ExplorerSettings, items: Path, out: Path) -> dict[str, Any]:
+def explorer(
+    settings: ExplorerSettings, items: Path, out: Path, tables: list[Path] | None = None
+) -> dict[str, Any]:
     """The explorer page of a profile (results/explorer/<profile>/index.html).
 
-    Per image (worst first): its thumbnail, ground truth, every model's caption per instruction
-    with its objects marked, and every benchmark's answers; the result files are read from the
-    working directory, as the rule lists them."""
+    Its header: each model's headline numbers with their intervals, read from the ``tables``'
+    CSV twins as ``metrics/<profile>/`` and the closing block read them. Per image (worst
+    first): its thumbnail, ground truth, every model's caption per instruction with its objects
+    marked, and every benchmark's answers; the result files are read from the working
+    directory, as the rule lists them."""
     from halluscope.explorer.page import page_data, render, thumbnail
     from halluscope.io import atomic_write_text
     from halluscope.stages.data import load_items
@@ -100,6 +115,22 @@ def explorer(settings: ExplorerSettings, items: Path, out: Path) -> dict[str, An
         for image_id, item in loaded.items()
     }
     data = page_data(settings.profile, settings.models, loaded, contributions, thumbnails)
+    data["headline"] = headline_rows(tables or [])
+    data["headlineLevel"] = f"{settings.level * 100:g}%" if data["headline"] else None
     page = render(data)
     atomic_write_text(out, page)
     return {"bytes": len(page.encode("utf-8")), **data["summary"]}
+
+
+def headline_rows(tables: list[Path]) -> list[list[Any]]:
+    """``[model, name, value, lo, hi]`` per headline number (:mod:`halluscope.report.headline`)
+    of the CSV twins, models and names in the twins' order; null where a cell has no interval."""
+    from halluscope.report.headline import headline_metrics, read_twins
+
+    twins = read_twins(tables)
+    value, lo, hi = (headline_metrics(twins, field) for field in ("value", "lo", "hi"))
+    return [
+        [model, name, number, lo.get(model, {}).get(name), hi.get(model, {}).get(name)]
+        for model, numbers in value.items()
+        for name, number in numbers.items()
+    ]

@@ -2,7 +2,7 @@
 
 Every figure is drawn inside :func:`halluscope.report.style.style_context` and written by
 :func:`~halluscope.report.style.savefig` (no dates or versions in the files); strip-plot jitter
-is random, so points are placed with a swarm layout instead.
+is random, so points are placed at fixed offsets instead.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -33,6 +33,9 @@ from halluscope.report import (  # noqa: E402
     model_colors,
 )
 from halluscope.report.style import savefig, style_context  # noqa: E402
+
+if TYPE_CHECKING:
+    from halluscope.metrics.intervals import IntervalSettings
 
 #: Axis and title names of the CAOS columns (``CAOS$_{T/X}$``; ``avg`` in plain mathtext).
 _CAOS_MATH: dict[str, str] = {
@@ -115,13 +118,19 @@ def radar_frame(
     """The numbers behind Figure 3, one row per (model, axis) in plotting order.
 
     Long format: model, axis (plain name), metric (summary column), embedder (empty for the
-    embedder-independent axes), value (as plotted: ``offset + scale * summary value``).
+    embedder-independent axes), value (as plotted: ``offset + scale * summary value``), lo and
+    hi (the value's interval from summary.csv's ``<column>_lo`` / ``_hi``, as plotted; empty
+    where summary.csv has none).
     """
     rows = summary_rows(summary, instruction_id)
     records = []
     for model in models:
         for _label, axis, column, emb, scale, offset in _radar_axes(rows, models, embedders):
-            value = offset + scale * summary_value(rows, model, [emb] if emb else embedders, column)
+            chosen = [emb] if emb else embedders
+            value = offset + scale * summary_value(rows, model, chosen, column)
+            ends = [offset + scale * summary_value(rows, model, chosen, f"{column}_{end}")
+                    for end in ("lo", "hi")]  # fmt: skip
+            lo, hi = sorted(ends) if np.isfinite(ends).all() else (math.nan, math.nan)
             records.append(
                 {
                     "model": model,
@@ -129,9 +138,13 @@ def radar_frame(
                     "metric": column,
                     "embedder": emb or "",
                     "value": value,
+                    "lo": lo,
+                    "hi": hi,
                 }
             )
-    return pd.DataFrame(records, columns=["model", "axis", "metric", "embedder", "value"])
+    return pd.DataFrame(
+        records, columns=["model", "axis", "metric", "embedder", "value", "lo", "hi"]
+    )
 
 
 def plot_radar(
@@ -149,7 +162,8 @@ def plot_radar(
     Axes: precision, recall, objects per caption / 5, 1 - CHAIR_S, POPE-F1 (only if some model
     has it), and per embedder CAOS_{T/X}, CAOS_{X/K}, 2 x CAOS_avg; the scalings are the paper's,
     so all axes share roughly the [0, 1] range. CAOS_T/X/K alone are left out, as in the paper.
-    ``frame``: the :func:`radar_frame` of these arguments (computed when None), the numbers drawn.
+    A radial bar at each vertex spans its interval (the frame's ``lo``, ``hi``). ``frame``: the
+    :func:`radar_frame` of these arguments (computed when None), the numbers drawn.
     """
     axes_spec = _radar_axes(summary_rows(summary, instruction_id), models, embedders)
     if frame is None:
@@ -179,6 +193,14 @@ def plot_radar(
                 label=labels[model],
             )
             ax.fill(closed, np.nan_to_num(ring), color=palette[model], alpha=0.08)
+            if {"lo", "hi"} <= set(frame.columns):
+                own = frame.loc[frame["model"] == model]
+                lo, hi = (own[end].to_numpy(dtype=float) for end in ("lo", "hi"))
+                drawn = np.isfinite(lo) & np.isfinite(hi)
+                if drawn.any():
+                    top = max(top, float(np.nanmax(hi)))
+                ax.vlines(angles[drawn], lo[drawn], hi[drawn], color=palette[model],
+                          linewidth=2.4, alpha=0.55)  # fmt: skip
         ax.set_xticks(angles)
         ax.set_xticklabels([spec[0] for spec in axes_spec])
         ax.tick_params(axis="x", pad=6)
@@ -203,12 +225,17 @@ def ksweep_frame(
     embedders: Sequence[str],
     ks: Sequence[int] = tuple(range(1, 11)),
     instructions: Sequence[str] | None = None,
+    intervals: IntervalSettings | None = None,
 ) -> pd.DataFrame:
     """CAOS_K for each k (columns ``sim_K{k}`` of objects.csv), CAOS-aggregated per caption.
 
-    Long format: model, embedder, k, CAOS_K. Exposed so tests and notebooks can check the numbers
-    behind Figure 4.
+    Long format: model, embedder, k, CAOS_K, and with ``intervals`` lo and hi (each value's
+    interval, the image resampled:
+    :func:`~halluscope.benchmarks.caos.intervals.caption_mean_intervals`).
+    Exposed so tests and notebooks can check the numbers behind Figure 4.
     """
+    from halluscope.benchmarks.caos.intervals import caption_mean_intervals
+
     selected = _select(objects, models, embedders, instructions)
     parts = []
     for k in ks:
@@ -219,7 +246,16 @@ def ksweep_frame(
         if parts
         else pd.DataFrame(columns=["model", "embedder", "CAOS_K", "k"])
     )
-    return frame[["model", "embedder", "k", "CAOS_K"]]
+    frame = frame[["model", "embedder", "k", "CAOS_K"]]
+    if intervals is None or frame.empty:
+        return frame
+    found = caption_mean_intervals(selected, [f"sim_K{k}" for k in ks], intervals)
+    keys = zip(frame["model"], frame["embedder"], frame["k"], strict=True)
+    ends = [found.get((str(m), str(e)), {}).get(f"sim_K{k}", (None, None)) for m, e, k in keys]
+    return frame.assign(
+        lo=[math.nan if lo is None else lo for lo, _ in ends],
+        hi=[math.nan if hi is None else hi for _, hi in ends],
+    )
 
 
 def plot_ksweep(
@@ -237,7 +273,8 @@ def plot_ksweep(
     """Figure 4: CAOS_K against k (one panel per embedder, one line per model).
 
     Where the curves flatten shows how many of the most frequent training objects attract the
-    hallucinations; ``highlight_k`` marks the k used in the tables. ``instructions`` restricts the
+    hallucinations; ``highlight_k`` marks the k used in the tables; a band around each line is its
+    interval (the frame's ``lo``, ``hi``, when it has them). ``instructions`` restricts the
     objects (e.g. to the Table 1 instructions); None keeps all rows. ``frame``: the
     :func:`ksweep_frame` of these arguments (computed when None), the numbers drawn.
     """
@@ -263,6 +300,11 @@ def plot_ksweep(
                     color=palette[model],
                     label=labels[model],
                 )
+                if {"lo", "hi"} <= set(line.columns):
+                    ax.fill_between(line["k"].to_numpy(dtype=float),
+                                    line["lo"].to_numpy(dtype=float),
+                                    line["hi"].to_numpy(dtype=float),
+                                    color=palette[model], alpha=0.12, linewidth=0)  # fmt: skip
             if highlight_k is not None:
                 ax.axvline(highlight_k, color="0.5", linestyle="--", linewidth=1.0)
             ax.set_xticks(list(ks))
@@ -406,13 +448,30 @@ def _boxes(ax: Any, panel: pd.DataFrame, order: Sequence[str], palette: Mapping[
             showfliers=False,
             patch_artist=True,
             medianprops={"color": "0.15", "linewidth": 1.2},
-            whiskerprops={"color": "0.3"},
-            capprops={"color": "0.3"},
+            whiskerprops={"color": "0.6", "linestyle": ":"},  # the solid whiskers are intervals
+            capprops={"color": "0.6"},
             boxprops={"edgecolor": "0.3"},
         )
         for box in parts["boxes"]:
             box.set_facecolor(palette[name])
             box.set_alpha(0.45)
+
+
+def _instruction_points(ax: Any, panel: pd.DataFrame, order: Sequence[str], metric: str) -> None:
+    """Each instruction's value at ``model position + its offset``, instructions in a fixed
+    order across the 0.6 of the slot, with the interval as a whisker when the panel has it."""
+    names = sorted(panel["instruction_id"].astype(str).unique())
+    offsets = dict(zip(names, np.linspace(-0.3, 0.3, len(names)) if len(names) > 1 else [0.0],
+                       strict=True))  # fmt: skip
+    for x, name in enumerate(order):
+        rows = panel[panel["model"] == name]
+        at = x + rows["instruction_id"].astype(str).map(offsets).to_numpy(dtype=float)
+        value = rows["value"].to_numpy(dtype=float)
+        if {f"{metric}_lo", f"{metric}_hi"} <= set(rows.columns):
+            lo, hi = (rows[f"{metric}_{end}"].to_numpy(dtype=float) for end in ("lo", "hi"))
+            drawn = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(value)
+            ax.vlines(at[drawn], lo[drawn], hi[drawn], color="0.15", linewidth=0.8, zorder=3)
+        ax.scatter(at, value, s=12, color="0.2", zorder=4, linewidth=0)
 
 
 def instructions_frame(
@@ -424,7 +483,9 @@ def instructions_frame(
     """The numbers behind Figure 6: one row per (model, embedder, single instruction).
 
     Pooled rows (``table1``, ``all``) are left out; values are numeric (NaN where summary.csv has
-    none). Columns: model, embedder, instruction_id, then ``metrics``; rows in summary.csv order.
+    none). Columns: model, embedder, instruction_id, then ``metrics``, then each metric's
+    interval ``<metric>_lo``, ``<metric>_hi`` where summary.csv has them; rows in summary.csv
+    order.
     """
     single = summary[
         ~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)
@@ -436,6 +497,10 @@ def instructions_frame(
     )
     for metric in metrics:
         frame[metric] = pd.to_numeric(single[metric], errors="coerce")
+    for metric in metrics:
+        for end in ("lo", "hi"):
+            if f"{metric}_{end}" in single.columns:
+                frame[f"{metric}_{end}"] = pd.to_numeric(single[f"{metric}_{end}"], errors="coerce")
     return frame.reset_index(drop=True)
 
 
@@ -449,11 +514,14 @@ def plot_instructions(
     model_labels: Mapping[str, str] | None = None,
     frame: pd.DataFrame | None = None,
 ) -> list[Path]:
-    """Figure 6: spread of per-instruction CAOS scores (box + swarm), the mean in red.
+    """Figure 6: spread of per-instruction CAOS scores (box + points), the mean in red.
 
-    One point per individual instruction (pooled rows are excluded). A swarm layout is used
-    rather than random jitter so the output is deterministic. ``frame``: the
-    :func:`instructions_frame` of these arguments (computed when None), the numbers drawn.
+    One point per individual instruction (pooled rows are excluded), at a fixed offset in
+    instruction order (the same for every model, so a reader can follow one instruction across
+    models; no random jitter, so the output is deterministic), with a whisker spanning its
+    interval: whether instructions differ by more than the sampling noise of the images.
+    ``frame``: the :func:`instructions_frame` of these arguments (computed when None), the
+    numbers drawn.
     """
     single = instructions_frame(summary, models, embedders, metrics) if frame is None else frame
     labels = _labels(models, model_labels)
@@ -473,9 +541,7 @@ def plot_instructions(
                 ax = axes[row][col]
                 panel = data[data["embedder"] == embedder].assign(value=lambda d, m=metric: d[m])
                 _boxes(ax, panel, order, palette)
-                sns.swarmplot(
-                    data=panel, x="model", y="value", order=order, color="0.2", size=3.2, ax=ax
-                )
+                _instruction_points(ax, panel, order, metric)
                 means = panel.groupby("model", sort=False)["value"].mean().reindex(order)
                 ax.scatter(
                     range(len(order)),

@@ -42,6 +42,9 @@ BOOTSTRAPPED = (
     "CAOS_TX",
     "CAOS_XK",
     "CAOS_avg",
+    "CAOS_TX_mor",
+    "CAOS_XK_mor",
+    "CAOS_avg_mor",
 )
 INTERVAL_COLUMNS = (*PROPORTIONS, *BOOTSTRAPPED)
 BOUND_COLUMNS = tuple(f"{c}_{end}" for c in INTERVAL_COLUMNS for end in ("lo", "hi"))
@@ -89,6 +92,8 @@ STATISTICS = {
     "CAOS_TX": _caos_ratio("CAOS_T", "CAOS_X"),
     "CAOS_XK": _caos_ratio("CAOS_X", "CAOS_K"),
     "CAOS_avg": _caos_avg,
+    # the ratio table's second view: the mean over captions of each caption's own ratio
+    **{f"{c}_mor": _share(f"{c}_mor", f"has_{c}_mor") for c in ("CAOS_TX", "CAOS_XK", "CAOS_avg")},
 }
 
 
@@ -149,10 +154,11 @@ def _columns(rows: Sequence[Mapping[str, str]]) -> dict[str, np.ndarray]:
         "any_hallucinated": (n["n_hallucinated"] > 0).astype(np.float64),
         "any_mscoco_hallucinated": (n["n_in_domain_hallucinated"] > 0).astype(np.float64),
     }
-    for score in ("CAOS_T", "CAOS_X", "CAOS_K"):
+    for score in ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg"):
         value = _scores([r.get(score) for r in rows])
-        out[f"has_{score}"] = (~np.isnan(value)).astype(np.float64)
-        out[score] = np.where(np.isnan(value), 0.0, value)
+        name = score if score in ("CAOS_T", "CAOS_X", "CAOS_K") else f"{score}_mor"
+        out[f"has_{name}"] = (~np.isnan(value)).astype(np.float64)
+        out[name] = np.where(np.isnan(value), 0.0, value)
     return out
 
 
@@ -174,11 +180,16 @@ def summary_intervals(
 
 
 def grouped_intervals(
-    groups: Mapping[Any, Sequence[Mapping[str, str]]], settings: IntervalSettings
+    groups: Mapping[Any, Sequence[Mapping[str, str]]],
+    settings: IntervalSettings,
+    means: Mapping[Any, Sequence[Any]] | None = None,
 ) -> dict[Any, dict[str, float | None]]:
     """:func:`summary_intervals` of every group, each caption row read once: the summary puts a
     row in several groups (its instruction's, the pooled Table 1 instructions', all), and at
-    paper scale reading the rows costs more than resampling them."""
+    paper scale reading the rows costs more than resampling them.
+
+    ``means``: ``{key: [group keys]}``, Table 2's numbers over those groups (one per single
+    instruction) for each key: :data:`TABLE2_BOUNDS` (:func:`_mean_over_groups`)."""
     position: dict[int, int] = {}
     unique: list[Mapping[str, str]] = []
     for rows in groups.values():
@@ -196,6 +207,79 @@ def grouped_intervals(
         units = [str(r["image_id"]) for r in rows]
         table = UnitTable.from_rows(units, {k: v[index] for k, v in columns.items()})
         out[key] = _bounds_of(table, settings)
+    for key, members in (means or {}).items():
+        parts = [(g, np.fromiter((position[id(r)] for r in groups[g]), dtype=np.int64))
+                 for g in members if groups.get(g)]  # fmt: skip
+        out[key] = _mean_over_groups(parts, [groups[g] for g, _ in parts], columns, settings)
+    return out
+
+
+#: Table 2's numbers: CAOS_T, X, K averaged over the single instructions (each counts once),
+#: and T/X, X/K, avg of those means (:func:`halluscope.benchmarks.caos.tables.table2_records`)
+TABLE2_COLUMNS = ("CAOS_T", "CAOS_X", "CAOS_K", "CAOS_TX", "CAOS_XK", "CAOS_avg")
+TABLE2_BOUNDS = tuple(
+    f"instructions_mean_{c}_{end}" for c in TABLE2_COLUMNS for end in ("lo", "hi")
+)
+
+
+def _mean_over_groups(
+    parts: Sequence[tuple[Any, np.ndarray]],
+    rows: Sequence[Sequence[Mapping[str, str]]],
+    columns: Mapping[str, np.ndarray],
+    settings: IntervalSettings,
+) -> dict[str, float | None]:
+    """Table 2's bounds: the image resampled with its captions of every instruction at once (an
+    image's captions under several instructions are not independent); an instruction without
+    a value in a resample is left out of that resample's mean, as Table 2 leaves it out."""
+    if not parts:
+        return dict.fromkeys(TABLE2_BOUNDS)
+    units: list[str] = []
+    cols: dict[str, list[np.ndarray]] = {}
+    for n, ((_, index), group_rows) in enumerate(zip(parts, rows, strict=True)):
+        units.extend(str(r["image_id"]) for r in group_rows)
+        for score in ("CAOS_T", "CAOS_X", "CAOS_K"):
+            for name in (score, f"has_{score}"):
+                for m in range(len(parts)):
+                    values = columns[name][index] if m == n else np.zeros(len(index))
+                    cols.setdefault(f"{m}:{name}", []).append(values)
+    table = UnitTable.from_rows(units, {k: np.concatenate(v) for k, v in cols.items()})
+
+    def mean(score: str) -> Any:
+        shares = [_share(f"{m}:{score}", f"{m}:has_{score}") for m in range(len(parts))]
+
+        def stat(t: Totals) -> np.ndarray:
+            values = np.stack([f(t) for f in shares])
+            finite = np.isfinite(values)
+            count = finite.sum(axis=0)
+            total = np.where(finite, values, 0.0).sum(axis=0)
+            return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+
+        return stat
+
+    t, x, k = mean("CAOS_T"), mean("CAOS_X"), mean("CAOS_K")
+
+    def over(a: Any, b: Any) -> Any:
+        def stat(tot: Totals) -> np.ndarray:
+            u, v = a(tot), b(tot)
+            return np.where(v != 0, u / np.where(v != 0, v, 1.0), np.nan)
+
+        return stat
+
+    statistics = {
+        "CAOS_T": t,
+        "CAOS_X": x,
+        "CAOS_K": k,
+        "CAOS_TX": over(t, x),
+        "CAOS_XK": over(x, k),
+        "CAOS_avg": lambda tot: (t(tot) + x(tot) + k(tot)) / 3,
+    }
+    found = bootstrap(table, statistics, settings)
+    out: dict[str, float | None] = {}
+    for c in TABLE2_COLUMNS:
+        out[f"instructions_mean_{c}_lo"], out[f"instructions_mean_{c}_hi"] = (
+            found[c].lo,
+            found[c].hi,
+        )
     return out
 
 
@@ -209,3 +293,33 @@ def _bounds_of(table: UnitTable, settings: IntervalSettings) -> dict[str, float 
     for column in BOOTSTRAPPED:
         out[f"{column}_lo"], out[f"{column}_hi"] = found[column].lo, found[column].hi
     return {c: out[c] for c in BOUND_COLUMNS}
+
+
+def caption_mean_intervals(
+    objects: Any, columns: Sequence[str], settings: IntervalSettings
+) -> dict[tuple[str, str], dict[str, tuple[float | None, float | None]]]:
+    """The interval of each per-object column's CAOS aggregation (the mean over captions of each
+    caption's object mean, :func:`halluscope.report.caption_then_mean`) per (model, embedder),
+    the image resampled with every caption of it: ``{(model, embedder): {column: (lo, hi)}}``.
+
+    ``objects``: objects.csv's rows as a DataFrame (``model``, ``embedder``,
+    ``instruction_id``, ``image_id`` and ``columns``); one set of resamples for all columns."""
+    import pandas as pd
+
+    from halluscope.report import CAPTION_KEYS
+
+    values = objects[list(CAPTION_KEYS)].assign(
+        **{c: pd.to_numeric(objects[c], errors="coerce") for c in columns}
+    )
+    per_caption = values.groupby(list(CAPTION_KEYS), sort=True)[list(columns)].mean()
+    out: dict[tuple[str, str], dict[str, tuple[float | None, float | None]]] = {}
+    for (model, embedder), captions in per_caption.groupby(level=["model", "embedder"]):
+        units = [str(u) for u in captions.index.get_level_values("image_id")]
+        cols: dict[str, np.ndarray] = {}
+        for c in columns:
+            v = captions[c].to_numpy(dtype=np.float64)
+            cols[c], cols[f"has_{c}"] = np.nan_to_num(v), (~np.isnan(v)).astype(np.float64)
+        table = UnitTable.from_rows(units, cols)
+        found = bootstrap(table, {c: _share(c, f"has_{c}") for c in columns}, settings)
+        out[(str(model), str(embedder))] = {c: (found[c].lo, found[c].hi) for c in columns}
+    return out

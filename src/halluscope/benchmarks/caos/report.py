@@ -25,10 +25,11 @@ def _displays(config: Mapping[str, Any]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class CaosFigureSettings(StageSettings):
+class CaosFigureSettings(IntervalParams):
     """What a CAOS figure reads from params: PNG resolution, how many of the K order's first
-    names Figure 5 leaves out, the K order and k, the Table 1 instructions and the embedders'
-    display names (``{id: name}``, in panel order)."""
+    names Figure 5 leaves out, the K order and k, the Table 1 instructions, the embedders'
+    display names (``{id: name}``, in panel order) and the intervals of Figure 4's bands
+    (``intervals``; the other figures draw summary.csv's)."""
 
     dpi: int = param("figures.dpi")
     exclude_top: int = param("figures.subsets_exclude_top")
@@ -155,7 +156,13 @@ def _figure(
     elif name in ("caos_ksweep", "caos_subsets"):
         objects = _read(objects_path)
         if name == "caos_ksweep":
-            frame = figures.ksweep_frame(objects, models, embedders, instructions=settings.table1)
+            frame = figures.ksweep_frame(
+                objects,
+                models,
+                embedders,
+                instructions=settings.table1,
+                intervals=settings.interval_settings(),
+            )
             figures.plot_ksweep(
                 objects,
                 models,
@@ -193,11 +200,10 @@ def tables(settings: CaosTableSettings, summary: Path, out_dir: Path) -> None:
     format: model, embedding, metric, value, published, setting); with published values, the
     comparison with the printed Table 1 (and its CSV twin: where each printed value lies in our
     interval), the rank agreement and the known differences."""
+    from halluscope.benchmarks.caos.ratio_table import ratio_records, rom_latex
     from halluscope.benchmarks.caos.tables import (
         PUBLISHED_TABLE1,
         PUBLISHED_TABLE2,
-        ratio_records,
-        rom_latex,
         table1_latex,
         table1_records,
         table2_latex,

@@ -24,7 +24,11 @@ the number of objects per generated caption"): per-caption values averaged over 
   taken as present / as hallucinated: the two bounds of not having an oracle;
 * ``<column>_lo`` / ``<column>_hi``: the interval of each number Table 1 can print, at the
   ``intervals`` settings of params.yaml, the image resampled
-  (:mod:`halluscope.benchmarks.caos.intervals`).
+  (:mod:`halluscope.benchmarks.caos.intervals`; POPE-F1's from the per-image counts of POPE's
+  score files, :mod:`halluscope.benchmarks.pope.intervals`);
+* ``instructions_mean_<column>_lo`` / ``_hi`` (on each ``all`` row): the interval of Table 2's
+  numbers, CAOS_T, X, K averaged over the single instructions and T/X, X/K, avg of those means,
+  the image resampled with its captions of every instruction.
 """
 
 from __future__ import annotations
@@ -32,13 +36,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.benchmarks.caos.csvio import as_float, read_csv, read_header, write_csv
-from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, grouped_intervals
+from halluscope.benchmarks.caos.intervals import BOUND_COLUMNS, TABLE2_BOUNDS, grouped_intervals
 from halluscope.benchmarks.caos.metric import MEAN_OF_RATIOS, SCORES, aggregate
 from halluscope.benchmarks.caos.score import BOUNDS, CAPTION_COLUMNS
 from halluscope.settings import IntervalParams, param
 from halluscope.stage_command import stage
+
+if TYPE_CHECKING:
+    from halluscope.metrics.intervals import IntervalSettings
 
 #: Columns that have an ``_if_present`` and an ``_if_absent`` bound in summary.csv.
 BOUNDED = ("precision", "CHAIR_S", *SCORES)
@@ -67,6 +75,9 @@ SUMMARY_COLUMNS = (
     "n_unverified",
     "POPE_F1",
     *BOUND_COLUMNS,
+    "POPE_F1_lo",
+    "POPE_F1_hi",
+    *TABLE2_BOUNDS,
 )
 
 
@@ -144,17 +155,26 @@ def summarize_group(rows: list[dict[str, str]]) -> dict:
     return out
 
 
-def pope_f1_by_model(pope_files: list[Path]) -> dict[str, float]:
-    """POPE-F1 per model: the mean F1 over the configured negative-sampling settings.
+def pope_f1_by_model(
+    pope_files: list[Path], intervals: IntervalSettings
+) -> dict[str, dict[str, float | None]]:
+    """POPE-F1 per model: the mean F1 over the configured negative-sampling settings, and its
+    interval (``POPE_F1_lo``, ``POPE_F1_hi``), the images of every setting resampled together.
 
     Files are ``results/pope/{profile}/{model}/{setting}.scores.json``.
     """
+    from halluscope.benchmarks.pope.intervals import mean_f1_interval
     from halluscope.io import read_json
 
-    f1s: dict[str, list[float]] = defaultdict(list)
+    docs: dict[str, dict[str, dict]] = defaultdict(dict)
     for path in pope_files:
-        f1s[Path(path).parent.name].append(float(read_json(path)["f1"]))
-    return {model: sum(v) / len(v) for model, v in f1s.items()}
+        docs[Path(path).parent.name][Path(path).name.removesuffix(".scores.json")] = read_json(path)
+    out = {}
+    for model, by_setting in docs.items():
+        f1s = [float(doc["f1"]) for doc in by_setting.values()]
+        lo, hi = mean_f1_interval(by_setting, intervals)
+        out[model] = {"POPE_F1": sum(f1s) / len(f1s), "POPE_F1_lo": lo, "POPE_F1_hi": hi}
+    return out
 
 
 @dataclass(frozen=True)
@@ -196,16 +216,22 @@ def run(
         if object_header is None:  # from the first file, rows or not: a run with no
             object_header = read_header(obj_path)  # hallucination still has the columns
         object_rows.extend(rows)
-    pope_f1 = pope_f1_by_model(pope or [])
-    bounds = grouped_intervals(groups, intervals)
+    pope_f1 = pope_f1_by_model(pope or [], intervals)
+    # Table 2's bounds (its means over the single instructions) go on each "all" row
+    means: dict[tuple[str, ...], list[tuple[str, str, str]]] = defaultdict(list)
+    for m, e, i in sorted(groups):
+        if i not in ("table1", "all"):
+            means[("table2", m, e, "all")].append((m, e, i))
+    bounds = grouped_intervals(groups, intervals, means=means)
     summary = [
         {
             "model": m,
             "embedder": e,
             "instruction_id": i,
             **summarize_group(rows),
-            "POPE_F1": pope_f1.get(m),
             **bounds[(m, e, i)],
+            **pope_f1.get(m, {}),
+            **bounds.get(("table2", m, e, i), {}),
         }
         for (m, e, i), rows in sorted(groups.items())
     ]

@@ -126,6 +126,13 @@ def summary_value(rows: pd.DataFrame, model: str, embedders: Sequence[str], colu
     return float("nan")
 
 
+def interval_of(
+    rows: pd.DataFrame, model: str, embedders: Sequence[str], column: str
+) -> list[float]:
+    """``[lo, hi]``: summary.csv's ``<column>_lo`` and ``<column>_hi`` (NaN where absent)."""
+    return [summary_value(rows, model, embedders, f"{column}_{end}") for end in ("lo", "hi")]
+
+
 def published_value(
     published: Mapping[str, Mapping[str, float]] | None, model: str, key: str
 ) -> float | None:
@@ -178,7 +185,7 @@ def table1_records(
         emb = [embedding] if embedding else embedders
         pub = published_value(published, model, key)
         value = summary_value(rows, model, emb, column)
-        lo, hi = (summary_value(rows, model, emb, f"{column}_{end}") for end in ("lo", "hi"))
+        lo, hi = interval_of(rows, model, emb, column)
         records.append(twin_record(model, embedding, metric, value, pub, lo=lo, hi=hi))
         if bounds and column in BOUNDED_COLUMNS:
             for bound, suffix in BOUND_SUFFIXES.items():
@@ -215,7 +222,9 @@ def table2_records(
     """Table 2 as records: CAOS_T, _X, _K averaged over the individual instructions (each
     instruction counts once, unweighted), and T/X, X/K, avg computed from those means, as the
     paper's Table 2 (its ratio cells equal the ratios of its printed means). Pooled rows
-    (``table1``, ``all``) are excluded. Returns the records and the number of instructions."""
+    (``table1``, ``all``) are excluded; each cell's interval is summary.csv's
+    ``instructions_mean_<column>_lo`` / ``_hi`` of the ``all`` row. Returns the records and the
+    number of instructions."""
     single = summary[~summary["instruction_id"].astype(str).isin(POOLED_INSTRUCTIONS)]
     instructions = sorted(
         set(single.loc[single["model"].isin(models), "instruction_id"].astype(str))
@@ -239,11 +248,14 @@ def table2_records(
                 "CAOS_XK": x / k if x is not None and k else None,
                 "CAOS_avg": (t + x + k) / 3 if None not in (t, x, k) else None,
             }
+        pooled = summary_rows(summary, "all")
         for column in CAOS_COLUMNS:
             for model in models:
                 pub = published_value(published, model, f"{embedder}:{column}")
+                lo, hi = interval_of(pooled, model, [embedder], f"instructions_mean_{column}")
+                value = values[model][column]
                 records.append(
-                    twin_record(model, embedder, CAOS_METRIC[column], values[model][column], pub)
+                    twin_record(model, embedder, CAOS_METRIC[column], value, pub, lo=lo, hi=hi)
                 )
     return records, len(instructions)
 
@@ -539,61 +551,6 @@ def table2_latex(
             if any(r["published"] is not None for r in records)
             else ""
         )
+        + (_INTERVAL_NOTE if any(r.get("lo") is not None for r in records) else "")
     )
-    return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)
-
-
-def ratio_records(
-    summary: pd.DataFrame,
-    models: Sequence[str],
-    embedders: Sequence[str],
-    *,
-    instruction_id: str = "table1",
-) -> list[dict]:
-    """CAOS_T/X, CAOS_X/K and CAOS_avg two ways: from the pooled means (the tables) and as the
-    mean over captions of the per-caption values (secondary view, metric suffix
-    `` (mean of ratios)``)."""
-    rows = summary_rows(summary, instruction_id)
-    records = []
-    for embedder in embedders:
-        for column in ("CAOS_TX", "CAOS_XK", "CAOS_avg"):
-            for suffix, how in (("", ""), ("_mor", " (mean of ratios)")):
-                for model in models:
-                    value = summary_value(rows, model, [embedder], column + suffix)
-                    records.append(twin_record(model, embedder, CAOS_METRIC[column] + how, value))
-    return records
-
-
-def rom_latex(
-    summary: pd.DataFrame,
-    models: Sequence[str],
-    embedders: Sequence[str],
-    decimals: int = 2,
-    simulated: bool = False,
-    *,
-    instruction_id: str = "table1",
-    label: str = "tab:caos-ratios",
-    records: Sequence[Mapping] | None = None,
-) -> str:
-    """The ratio cells of Table 1 computed from the pooled means (the paper's tables) beside the
-    mean over captions of the per-caption ratios, to show how much the aggregation matters."""
-    if records is None:
-        records = ratio_records(summary, models, embedders, instruction_id=instruction_id)
-    order = table_rows(records)
-    cell = {(r["embedding"], r["metric"], r["model"]): r["value"] for r in records}
-    frame = model_columns(order, models, lambda e, x, m: _nan(cell.get((e, x, m))))
-    labels = []
-    for e, metric in order:
-        base, _, how = metric.partition(" (")
-        labels.append(
-            caos_label(CAOS_COLUMN_OF[base], e)
-            + (", mean of ratios" if how else ", from the pooled means")
-        )
-    caption = (
-        (_SIMULATED_NOTE if simulated else "")
-        + r"CAOS$_{T/X}$, CAOS$_{X/K}$ and CAOS$_{\mathrm{avg}}$ computed from the pooled mean "
-        + "scores (the paper's aggregation, used in Tables 1 and 2) and as the mean over "
-        + "captions of the per-caption values (secondary view)."
-    )
-    breaks = block_starts(order)
     return _render(frame, labels, decimals=decimals, caption=caption, label=label, breaks=breaks)

@@ -200,7 +200,12 @@ def _leaderboard(args: argparse.Namespace, doc: dict[str, Any]) -> dict[str, Any
 def run(args: argparse.Namespace) -> None:
     from halluscope.benchmarks.hallusionbench.intervals import UNIT, hallusionbench_intervals
     from halluscope.benchmarks.hallusionbench.questions import load_answers, load_questions
-    from halluscope.benchmarks.hallusionbench.scoring import judge_answers, llm_judgments, result
+    from halluscope.benchmarks.hallusionbench.scoring import (
+        judge_answers,
+        llm_judgments,
+        result,
+        rule_judgments,
+    )
     from halluscope.benchmarks.hallusionbench.sources import QUESTIONS
     from halluscope.data.fetch import resolve_input
     from halluscope.hand_check import report, score_text, warn, write_result
@@ -213,11 +218,11 @@ def run(args: argparse.Namespace) -> None:
     questions = load_questions(args.questions or resolve_input(QUESTIONS))
     answers = load_answers(args.answers, questions)
     llm = _llm_judge(args) if args.judge == "llm" else None
-    judgments = llm_judgments(answers, llm) if llm is not None else None
-    doc = result(answers, len(questions), judgments)
+    judgments = llm_judgments(answers, llm) if llm is not None else rule_judgments(answers)
+    records = judge_answers(answers, judgments)
+    doc = result(answers, len(questions), judgments, records)
     doc["leaderboard"] = _leaderboard(args, doc)
     if settings is not None:
-        records = judge_answers(answers, judgments)
         attach(doc, hallusionbench_intervals(records, doc["splits"], settings), settings)
     write_result(args.out, doc)
     if doc["n_stale_visual_input"]:

@@ -78,13 +78,18 @@ def judge_answers(answers: Sequence[Answer], judgments: Judgments | None = None)
 
 
 def result(
-    answers: Sequence[Answer], n_questions: int, judgments: Judgments | None = None
+    answers: Sequence[Answer],
+    n_questions: int,
+    judgments: Judgments | None = None,
+    records: Sequence[Judged] | None = None,
 ) -> dict[str, Any]:
     """The whole result of one answer set: the leaderboard's numbers, the reference's tables
     (per question, per pair easy / hard / total, per figure; VD, VS and per subcategory), the
-    uncertain answers, the yes / no bias and the failure analysis."""
+    uncertain answers, the yes / no bias and the failure analysis. ``records``: the answers
+    already judged by ``judgments`` (:func:`judge_answers`), so a caller that also needs them
+    (the verdicts, the intervals) judges once."""
     judgments = judgments or rule_judgments(answers)
-    records = judge_answers(answers, judgments)
+    records = list(records) if records is not None else judge_answers(answers, judgments)
     splits = by_split(records)
     overall = splits["Overall"]
     try:

@@ -152,11 +152,11 @@ def score(settings: HbScoreSettings, answers: Path, cache: Path, out: Path) -> d
         judgments = llm_judgments(answered, _llm_judge(settings, cache))
     else:
         judgments = rule_judgments(answered)
-    doc = result(answered, len(every), judgments)
+    records = judge_answers(answered, judgments)
+    doc = result(answered, len(every), judgments, records)
     rows = read_jsonl(answers)
     doc["model"] = rows[0]["model"] if rows else None
     doc["leaderboard"] = _published(settings, doc)
-    records = judge_answers(answered, judgments)
     doc["answers"] = [
         {
             "id": key_text(a.question.key),

@@ -28,9 +28,11 @@ POPE_FORMATS = (
     'of {"question", "answer"} aligned 1:1 with the questions (the HALC answer files)',
     '  --out       JSON written: {"accuracy", "precision", "recall", "f1", "yes_ratio", "n", '
     '"unparsed", "parser", "intervals": {"accuracy", ...: {"lo", "hi", "level", "method", '
-    '"unit", "n_units"}}, "interval_settings"} (the questions\' "image" resampled: accuracy and '
-    "yes ratio by Wilson's interval, at the effective n with several questions per image, the "
-    "others by the cluster bootstrap; --no-intervals leaves them out)",
+    '"unit", "n_units"}}, "interval_settings", "by_image": {"columns", "counts": {IMAGE: '
+    '[tp, said_yes, positives]}}} (the questions\' "image" resampled: accuracy and yes '
+    "ratio by Wilson's interval, at the effective n with several questions per image, the "
+    "others by the cluster bootstrap; by_image: the counts the CAOS summary's POPE-F1 interval "
+    "resamples; --no-intervals leaves these out)",
 )
 """``halluscope pope`` input and output formats, one ``--help`` line each."""
 
@@ -218,45 +220,12 @@ def _by_id(
     return texts
 
 
-def pope_intervals(
-    questions: Sequence[Mapping[str, Any]], preds: Sequence[Any], settings: Any
-) -> dict[str, Any]:
-    """The intervals of the five scores, the image resampled (its questions move together;
-    questions without an ``image`` are each their own unit): accuracy and yes ratio are shares
-    of questions (of parsed answers), by the closed form; precision, recall and F1 are ratios of
-    confusion counts, by the cluster bootstrap (0 where a denominator is 0, as the metric)."""
-    import numpy as np
-
-    from halluscope.hand_check_intervals import bootstrapped, proportion, share
-
-    units = [str(q.get("image", f"question {q.get('question_id', i)}")) for i, q in
-             enumerate(questions)]  # fmt: skip
-    labels = [q["label"] for q in questions]
-    tp = [int(lab == "yes" and p == "yes") for lab, p in zip(labels, preds, strict=True)]
-    fp = [int(lab == "no" and p == "yes") for lab, p in zip(labels, preds, strict=True)]
-    positives = [int(lab == "yes") for lab in labels]
-    correct = [int(p == lab) for lab, p in zip(labels, preds, strict=True)]
-    parsed = [(u, int(p == "yes")) for u, p in zip(units, preds, strict=True) if p is not None]
-
-    def f1(t: Any) -> Any:
-        p, r = share("tp", "said_yes")(t), share("tp", "positives")(t)
-        return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1.0), 0.0)
-
-    said_yes = [a + b for a, b in zip(tp, fp, strict=True)]
-    columns = {"tp": tp, "said_yes": said_yes, "positives": positives}
-    statistics = {"precision": share("tp", "said_yes"), "recall": share("tp", "positives")}
-    return {
-        "accuracy": proportion(units, correct, settings),
-        **bootstrapped(units, columns, {**statistics, "f1": f1}, settings),
-        "yes_ratio": proportion([u for u, _ in parsed], [y for _, y in parsed], settings),
-    }
-
-
 def run(args: argparse.Namespace) -> None:
     """``halluscope pope``: parse answers, score, write the scores JSON."""
-    from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
+    from halluscope.benchmarks.pope.intervals import score_document
+    from halluscope.benchmarks.pope.metric import parse_answer
     from halluscope.hand_check import report, score_text, warn, write_result
-    from halluscope.hand_check_intervals import attach, bracket, interval_settings
+    from halluscope.hand_check_intervals import bracket, interval_settings
     from halluscope.io import iter_jsonl_numbered, read_json_records
 
     settings = interval_settings(args, "image")
@@ -270,10 +239,7 @@ def run(args: argparse.Namespace) -> None:
         lines=[n for n, _ in numbered],
     )
     preds = [parse_answer(t, args.parser) for t in texts]
-    scores = pope_scores([q["label"] for q in questions], preds).as_dict()
-    doc = {**scores, "parser": args.parser}
-    if settings is not None:
-        attach(doc, pope_intervals(questions, preds, settings), settings)
+    doc = score_document(questions, preds, args.parser, settings)
     write_result(args.out, doc)
     empty = sum(1 for t, p in zip(texts, preds, strict=True) if not t.strip() and p == "yes")
     if empty:
@@ -288,9 +254,9 @@ def run(args: argparse.Namespace) -> None:
                      "precision, recall and F1 describe one class only")  # fmt: skip
     report(
         "pope",
-        f"{len(questions)} answers ({scores['unparsed']} unparsed), accuracy "
-        f"{score_text(scores['accuracy'])}{bracket(doc.get('intervals', {}).get('accuracy'))}, "
-        f"F1 {score_text(scores['f1'])}, yes ratio {score_text(scores['yes_ratio'])}",
+        f"{len(questions)} answers ({doc['unparsed']} unparsed), accuracy "
+        f"{score_text(doc['accuracy'])}{bracket(doc.get('intervals', {}).get('accuracy'))}, "
+        f"F1 {score_text(doc['f1'])}, yes ratio {score_text(doc['yes_ratio'])}",
         args.out,
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.io import read_jsonl, write_json, write_jsonl
-from halluscope.settings import StageSettings, keyed_values, param
+from halluscope.settings import IntervalParams, StageSettings, keyed_values, param
 from halluscope.stage_command import stage
 from halluscope.stages.answering import AnswerSettings, with_cache
 from halluscope.stages.data import load_items
@@ -40,8 +40,9 @@ class PopeQuestionSettings(StageSettings):
 
 
 @dataclass(frozen=True)
-class PopeScoreSettings(StageSettings):
-    """How a yes/no answer is read (``pope.parser``: original, opera or strict)."""
+class PopeScoreSettings(IntervalParams):
+    """How a yes/no answer is read (``pope.parser``: original, opera or strict), and the
+    intervals (``intervals``)."""
 
     parser: str = param("pope.parser")
 
@@ -84,12 +85,15 @@ def answers(settings: AnswerSettings, items: Path, questions: Path, cache: Path,
 
 @stage("pope-score")
 def score(settings: PopeScoreSettings, questions: Path, answers: Path, out: Path) -> None:
-    """POPE accuracy, precision, recall, F1 and yes ratio of one model (and unparsed answers)."""
-    from halluscope.benchmarks.pope.metric import parse_answer, pope_scores
+    """POPE accuracy, precision, recall, F1 and yes ratio of one model (and unparsed answers),
+    each with its interval, and the per-image counts of POPE-F1's interval in the CAOS tables."""
+    from halluscope.benchmarks.pope.intervals import score_document
+    from halluscope.benchmarks.pope.metric import parse_answer
 
     parser = settings.parser
-    labels = {q["question_id"]: q["label"] for q in read_jsonl(questions)}
+    asked = read_jsonl(questions)
     preds = {a["question_id"]: parse_answer(a["text"], parser) for a in read_jsonl(answers)}
-    ids = list(labels)
-    result = pope_scores([labels[i] for i in ids], [preds.get(i) for i in ids]).as_dict()
-    write_json(out, {**result, "parser": parser})
+    doc = score_document(
+        asked, [preds.get(q["question_id"]) for q in asked], parser, settings.interval_settings()
+    )
+    write_json(out, doc)
