@@ -10,6 +10,7 @@ stay in the test's tmp folder (``explorer.png``, ``dom.html``, ``dom-filtered.ht
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -109,6 +110,21 @@ def test_the_browser_renders_the_score_files_counts_and_a_filter_changes_them(
     assert summary["hallucinated"] == sum(int(r["n_hallucinated"]) for r in rows), see
     assert summary["answers"] == answers, see
     assert counts(dom, "shown")["captions"] == len(rows), see
+
+    # the header's headline numbers: each model's metrics/ file, every number rendered with
+    # an interval around it
+    cells = dict(re.findall(r'data-headline="([^"]+)">([^<]+)<', dom))
+    for model in config["generate"]["models"]:
+        numbers = json.loads((root / f"metrics/{profile}/{model}.json").read_text())
+        for name, value in numbers.items():
+            text = cells[f"{model} {name}"]
+            shown_value, lo, hi = (float(x) for x in re.fullmatch(
+                r"(-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]", text).groups())  # fmt: skip
+            assert abs(shown_value - value) <= 5e-4 + 1e-9 and lo <= shown_value <= hi, (
+                name,
+                text,
+                see,
+            )
 
     # a page of images, worst first, each caption's count as its score file's row says
     shown = sections(dom)

@@ -163,9 +163,10 @@ function headline() {
     const bounds = lo === null || hi === null ? "" : " [" + fixed(lo) + ", " + fixed(hi) + "]";
     return el("td", { cls: "num", "data-headline": m + " " + n, text: fixed(v) + bounds });
   })));
-  const level = DATA.headlineLevel ? " (" + DATA.headlineLevel + " intervals)" : "";
+  const level = DATA.headlineLevel ? DATA.headlineLevel + " " : "";
+  const caption = "Headline numbers (metrics/), each with its " + level + "interval [lo, hi]";
   document.getElementById("headline").replaceChildren(
-    el("table", {}, el("caption", { text: "Headline numbers with their intervals" + level }), head, ...body));
+    el("table", {}, el("caption", { text: caption }), head, ...body));
 }
 
 function shown(list) {
