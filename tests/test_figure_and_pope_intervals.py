@@ -125,6 +125,21 @@ def test_the_ksweep_band_holds_each_value_and_narrows_with_more_images() -> None
     assert list(plain.columns) == ["model", "embedder", "k", "CAOS_K"]
 
 
+def test_each_subset_bar_gets_the_interval_of_its_own_objects() -> None:
+    """Figure 5's subsets re-aggregate their objects per caption; the whisker is that
+    aggregation's interval, and a subset of every object has the whole set's interval."""
+    from halluscope.benchmarks.caos.figures import ksweep_frame, subsets_frame
+
+    objects = objects_frame(40, seed=3)
+    frame = subsets_frame(objects, ["m"], ["glove"], ["cat"], k=3, intervals=SETTINGS)
+    assert list(frame.columns) == ["model", "embedder", "subset", "metric", "value", "lo", "hi"]
+    drawn = frame.dropna(subset=["value"])
+    assert ((drawn["lo"] <= drawn["value"]) & (drawn["value"] <= drawn["hi"])).all()
+    every = frame[(frame["subset"] == "All") & (frame["metric"] == "CAOS_K")].iloc[0]
+    k3 = ksweep_frame(objects, ["m"], ["glove"], intervals=SETTINGS).set_index("k").loc[3]
+    assert (every["lo"], every["hi"]) == (k3["lo"], k3["hi"])
+
+
 def test_the_ksweep_band_resamples_images_not_objects() -> None:
     """Repeating every object row of a caption leaves its caption mean, and so the interval,
     as it is: the unit is the image (its captions), not the object."""

@@ -18,7 +18,7 @@ COLUMNS = {
     "caos_ksweep": ["model", "embedder", "k", "CAOS_K", "lo", "hi"],
     "caos_instructions": ["model", "embedder", "instruction_id", "CAOS_T", "CAOS_X", "CAOS_K"],
     "caos_radar": ["model", "axis", "metric", "embedder", "value", "lo", "hi"],
-    "caos_subsets": ["model", "embedder", "subset", "metric", "value"],
+    "caos_subsets": ["model", "embedder", "subset", "metric", "value", "lo", "hi"],
 }
 
 

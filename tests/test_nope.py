@@ -635,7 +635,7 @@ def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) ->
     import csv
     import random
 
-    from halluscope.benchmarks.nope.report import nope_frame
+    from halluscope.benchmarks.nope.report import nope_breakdown_frame, nope_frame
     from halluscope.benchmarks.nope.stages import score_file
     from halluscope.metrics.intervals import IntervalSettings
     from halluscope.report.benchmarks import write_table
@@ -665,5 +665,13 @@ def test_score_files_and_table_twin_carry_each_cells_interval(tmp_path: Path) ->
     write_table(table, "", nope_frame(scores, ["m"]), ["m"], bounds)
     filled = [r for r in csv.DictReader(table.with_suffix(".csv").open()) if r["value"]]
     assert len(filled) == 3  # NegP and other accuracy, NegP accuracy (no METEOR here)
+    for row in filled:
+        assert float(row["lo"]) <= float(row["value"]) <= float(row["hi"]), row
+    # the breakdown's cells (by question type and relevance) too
+    frames = [nope_breakdown_frame(scores, ["m"], end) for end in (None, "lo", "hi")]
+    breakdown = tmp_path / "nope_breakdown.tex"
+    write_table(breakdown, "", frames[0], ["m"], (frames[1], frames[2]))
+    filled = [r for r in csv.DictReader(breakdown.with_suffix(".csv").open()) if r["value"]]
+    assert len(filled) == 4  # (Acc., NegP Acc.) x (counting, closely related)
     for row in filled:
         assert float(row["lo"]) <= float(row["value"]) <= float(row["hi"]), row

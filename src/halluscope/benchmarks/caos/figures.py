@@ -250,12 +250,7 @@ def ksweep_frame(
     if intervals is None or frame.empty:
         return frame
     found = caption_mean_intervals(selected, [f"sim_K{k}" for k in ks], intervals)
-    keys = zip(frame["model"], frame["embedder"], frame["k"], strict=True)
-    ends = [found.get((str(m), str(e)), {}).get(f"sim_K{k}", (None, None)) for m, e, k in keys]
-    return frame.assign(
-        lo=[math.nan if lo is None else lo for lo, _ in ends],
-        hi=[math.nan if hi is None else hi for _, hi in ends],
-    )
+    return _with_bounds(frame, found, [f"sim_K{k}" for k in frame["k"]])
 
 
 def plot_ksweep(
@@ -318,6 +313,16 @@ def plot_ksweep(
         return _finish(fig, stem)
 
 
+def _with_bounds(frame: pd.DataFrame, found: Mapping, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with ``lo``, ``hi``: each row's (model, embedder) bounds of its ``columns``
+    entry in ``found`` (:func:`~halluscope.benchmarks.caos.intervals.caption_mean_intervals`)."""
+    rows = zip(frame["model"], frame["embedder"], columns, strict=True)
+    ends = [found.get((str(m), str(e)), {}).get(c, (None, None)) for m, e, c in rows]
+    nan = math.nan
+    return frame.assign(lo=[nan if a is None else a for a, _ in ends],
+                        hi=[nan if b is None else b for _, b in ends])  # fmt: skip
+
+
 def subset_names(n_top: int = 3) -> list[str]:
     """Names of the Figure 5 subsets, in plotting order."""
     return ["All", "In-domain (MSCOCO)", "Out-of-domain", f"Without top-{n_top}"]
@@ -331,14 +336,17 @@ def subsets_frame(
     *,
     k: int = 3,
     instructions: Sequence[str] | None = None,
+    intervals: IntervalSettings | None = None,
 ) -> pd.DataFrame:
     """CAOS_T, CAOS_X, CAOS_K (k=``k``) on subsets of the hallucinated objects.
 
     Subsets: all; in-domain (MSCOCO) only; out-of-domain only; all but the ``top_names`` (the
     most frequent MSCOCO objects). Each subset is re-aggregated per caption, so a caption whose
     hallucinations all fall outside the subset drops out. Long format: model, embedder, subset,
-    metric, value.
+    metric, value, and with ``intervals`` lo and hi (the image resampled, as Figure 4's band).
     """
+    from halluscope.benchmarks.caos.intervals import caption_mean_intervals
+
     selected = _select(objects, models, embedders, instructions)
     in_domain = _as_bool(selected["in_domain"])
     top = {str(name).lower() for name in top_names}
@@ -349,12 +357,20 @@ def subsets_frame(
         name: selected[mask] for name, mask in zip(subset_names(len(top_names)), masks, strict=True)
     }
     parts = []
+    scores = (("CAOS_T", "sim_T"), ("CAOS_X", "sim_X"), ("CAOS_K", f"sim_K{k}"))
     for subset, frame in subsets.items():
-        for metric, column in (("CAOS_T", "sim_T"), ("CAOS_X", "sim_X"), ("CAOS_K", f"sim_K{k}")):
-            series = caption_then_mean(frame, column)
-            parts.append(series.rename("value").reset_index().assign(subset=subset, metric=metric))
+        found = {}
+        if intervals is not None and not frame.empty:
+            found = caption_mean_intervals(frame, [c for _, c in scores], intervals)
+        for metric, column in scores:
+            part = caption_then_mean(frame, column).rename("value").reset_index()
+            part = part.assign(subset=subset, metric=metric)
+            if intervals is not None:
+                part = _with_bounds(part, found, [column] * len(part))
+            parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    return out[["model", "embedder", "subset", "metric", "value"]]
+    extra = ["lo", "hi"] if intervals is not None else []
+    return out[["model", "embedder", "subset", "metric", "value", *extra]]
 
 
 def _subset_label(subset: str) -> str:
@@ -387,7 +403,8 @@ def plot_subsets(
 
     Shows whether out-of-domain hallucinations relate to the image (T, X) and whether the frequent
     objects (K) drive the in-domain ones; the without-top-k bars test how much the few most
-    frequent objects alone explain. ``frame``: the :func:`subsets_frame` of these arguments
+    frequent objects alone explain; a whisker on each bar is its interval (the frame's ``lo``,
+    ``hi``, when it has them). ``frame``: the :func:`subsets_frame` of these arguments
     (computed when None), the numbers drawn.
     """
     if frame is None:
@@ -420,6 +437,7 @@ def plot_subsets(
                     ax=ax,
                     legend=(row == 0 and col == 0),
                 )
+                _bar_whiskers(ax, data, order, [labels[m] for m in models])
                 title = _CAOS_MATH[metric] + (f" ($k={k}$)" if metric == "CAOS_K" else "")
                 ax.set_title(f"{title} – {embedder_label(embedder)}")
                 ax.set_xlabel("")
@@ -432,6 +450,18 @@ def plot_subsets(
         fig.suptitle(_title("CAOS scores on subsets of hallucinated objects", models))
         fig.tight_layout()
         return _finish(fig, stem)
+
+
+def _bar_whiskers(ax: Any, data: pd.DataFrame, order: Sequence[str], hues: Sequence[str]) -> None:
+    """Each bar's interval (``lo``, ``hi``) as a whisker at the bar's centre: seaborn's dodged
+    bars share 0.8 of a category's width, split evenly between the hues."""
+    if not {"lo", "hi"} <= set(data.columns):
+        return
+    width, hues = 0.8 / len(hues), list(hues)
+    for _, row in data[data["subset"].isin(order) & data["model"].isin(hues)].iterrows():
+        if np.isfinite([row["lo"], row["hi"]]).all():
+            x = order.index(row["subset"]) - 0.4 + width * (hues.index(row["model"]) + 0.5)
+            ax.vlines(x, row["lo"], row["hi"], color="0.15", linewidth=0.9, zorder=3)
 
 
 def _boxes(ax: Any, panel: pd.DataFrame, order: Sequence[str], palette: Mapping[str, Any]) -> None:

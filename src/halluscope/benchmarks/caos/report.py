@@ -28,8 +28,8 @@ def _displays(config: Mapping[str, Any]) -> dict[str, str]:
 class CaosFigureSettings(IntervalParams):
     """What a CAOS figure reads from params: PNG resolution, how many of the K order's first
     names Figure 5 leaves out, the K order and k, the Table 1 instructions, the embedders'
-    display names (``{id: name}``, in panel order) and the intervals of Figure 4's bands
-    (``intervals``; the other figures draw summary.csv's)."""
+    display names (``{id: name}``, in panel order) and the intervals of Figure 4's bands and
+    Figure 5's whiskers (``intervals``; the other figures draw summary.csv's)."""
 
     dpi: int = param("figures.dpi")
     exclude_top: int = param("figures.subsets_exclude_top")
@@ -175,8 +175,9 @@ def _figure(
         else:
             top = frequent_objects(settings.frequent)[: settings.exclude_top]
             frame = figures.subsets_frame(
-                objects, models, embedders, top, k=settings.k, instructions=settings.table1
-            )
+                objects, models, embedders, top, k=settings.k, instructions=settings.table1,
+                intervals=settings.interval_settings(),
+            )  # fmt: skip
             figures.plot_subsets(
                 objects,
                 models,

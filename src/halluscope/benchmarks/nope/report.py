@@ -36,6 +36,12 @@ def _pct(value: Any) -> float:
     return float("nan") if value is None else 100.0 * float(value)
 
 
+_INTERVAL_NOTE = (
+    " The CSV twin gives each cell's interval (columns lo, hi; params.yaml's"
+    r" \texttt{intervals}, the image resampled)."
+)
+
+
 def nope_frame(
     scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], end: str | None = None
 ) -> pd.DataFrame:
@@ -124,12 +130,7 @@ def nope_table_latex(
         "indefinite pronoun (NegP), NegP accuracy (the answer is a NegP)."
         + _generation_note(generation)
         + _lexdiv_note(lexdiv)
-        + (
-            " The CSV twin gives each cell's interval (columns lo, hi; params.yaml's"
-            r" \texttt{intervals}, the image resampled)."
-            if any(s.get("intervals") for s in scores.values())
-            else ""
-        )
+        + (_INTERVAL_NOTE if any(s.get("intervals") for s in scores.values()) else "")
     )
     return _to_latex(
         frame,
@@ -140,10 +141,26 @@ def nope_table_latex(
     )
 
 
+def _negp_cells(score: Mapping[str, Any], end: str | None) -> Mapping[str, Any]:
+    """A model's NegP breakdowns, or with ``end`` (``"lo"``, ``"hi"``) that end of each cell's
+    interval (the score file's ``intervals`` tree mirrors them)."""
+    if end is None:
+        return score.get("negp", {})
+    tree = (score.get("intervals") or {}).get("negp", {})
+    return {
+        group: {
+            key: {metric: (interval or {}).get(end) for metric, interval in cell.items()}
+            for key, cell in tree.get(group, {}).items()
+        }
+        for group in ("by_question_type", "by_relevance")
+    }
+
+
 def nope_breakdown_frame(
-    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str]
+    scores: Mapping[str, Mapping[str, Any]], models: Sequence[str], end: str | None = None
 ) -> pd.DataFrame:
-    """(model, metric) x (question type..., relevance...) on the NegP questions, in percent."""
+    """(model, metric) x (question type..., relevance...) on the NegP questions, in percent;
+    ``end``: that end of each cell's interval instead."""
     seen = {t for s in scores.values() for t in s.get("negp", {}).get("by_question_type", {})}
     types = [t for t in NOPE_TYPES if t in seen] + sorted(seen - set(NOPE_TYPES))
     seen_rel = {r for s in scores.values() for r in s.get("negp", {}).get("by_relevance", {})}
@@ -156,7 +173,7 @@ def nope_breakdown_frame(
     ]
     index, rows = [], []
     for model in models:
-        negp = scores.get(model, {}).get("negp", {})
+        negp = _negp_cells(scores.get(model, {}), end)
         for metric, name in (("accuracy", "Acc."), ("negp_accuracy", "NegP Acc.")):
             row = [_pct(negp.get("by_question_type", {}).get(t, {}).get(metric)) for t in types]
             row += [_pct(negp.get("by_relevance", {}).get(r, {}).get(metric)) for r in relevances]
@@ -184,6 +201,7 @@ def nope_breakdown_latex(
         + "NOPE NegP questions by question type (NOPE Section 6.2) and by object-scene "
         "relevance of the absent object (the descriptor it was listed under, Section 3.4): "
         "exact-match accuracy and NegP accuracy, in \\%."
+        + (_INTERVAL_NOTE if any(s.get("intervals") for s in scores.values()) else "")
     )
     latex = _to_latex(
         frame,
@@ -277,7 +295,11 @@ def write_nope_tables(
     bounds = (nope_frame(scores, models, "lo"), nope_frame(scores, models, "hi"))
     write_table(out_table, latex, nope_frame(scores, models), models, bounds)
     latex = nope_breakdown_latex(scores, models, decimals)
-    write_table(out_breakdown, latex, nope_breakdown_frame(scores, models), models)
+    bounds = (
+        nope_breakdown_frame(scores, models, "lo"),
+        nope_breakdown_frame(scores, models, "hi"),
+    )
+    write_table(out_breakdown, latex, nope_breakdown_frame(scores, models), models, bounds)
 
 
 @stage("nope-figure")
